@@ -1,0 +1,101 @@
+/*
+ * The command table and the context a command runs in.
+ *
+ * One table (src/cmd/command_table.c) drives everything about a command:
+ * arity, flags, key positions, the handler, and the metadata that COMMAND
+ * INFO/DOCS report. The dispatcher reads the table to validate a request and
+ * decide where it runs; handlers read their arguments from cmd_ctx, reach the
+ * keyspace through db.h and write their reply through reply.h. A handler
+ * never parses RESP and never touches a socket.
+ */
+#ifndef RINGKV_COMMAND_H
+#define RINGKV_COMMAND_H
+
+#include "ringkv/common.h"
+#include "ringkv/reply.h"
+
+struct cmd_ctx;
+struct client;
+struct worker;
+struct shard;
+
+typedef void (*command_proc)(struct cmd_ctx *c);
+
+/* Command flags */
+#define CMD_WRITE      (1u << 0)
+#define CMD_READONLY   (1u << 1)
+#define CMD_FAST       (1u << 2)
+#define CMD_ADMIN      (1u << 3)
+#define CMD_NOAUTH     (1u << 4)   /* allowed before AUTH (AUTH, HELLO, QUIT) */
+#define CMD_CONN       (1u << 5)   /* needs the client: runs on the connection's thread, no keyspace */
+#define CMD_ALLSHARDS  (1u << 6)   /* touches every shard (DBSIZE, KEYS, FLUSHALL, ...) */
+#define CMD_DENYOOM    (1u << 7)
+#define CMD_LOADING    (1u << 8)
+#define CMD_STALE      (1u << 9)
+#define CMD_NOSCRIPT   (1u << 10)
+#define CMD_BLOCKING   (1u << 11)
+#define CMD_MOVABLEKEYS (1u << 12) /* key positions depend on arguments: keys_fn decides */
+#define CMD_SENTINEL   (1u << 13)
+
+/* Fills positions of key arguments for CMD_MOVABLEKEYS commands; returns count. */
+typedef int (*command_keys_fn)(int argc, const struct slice *argv, int *pos, int maxpos);
+
+struct command {
+    const char *name;            /* lowercase */
+    int arity;                   /* Redis convention: -N means at least N */
+    uint32_t flags;
+    int first_key, last_key, key_step;   /* legacy key spec; last_key -1 = last argument */
+    command_proc proc;
+    command_keys_fn keys_fn;
+    /* COMMAND INFO / DOCS metadata */
+    const char *acl_categories;  /* space separated, e.g. "@write @string @slow" */
+    const char *summary;
+    const char *since;
+    const char *group;
+    const char *complexity;
+    const char *args_doc;        /* argument list in a compact form, see command_docs.c */
+    const struct command *subcommands;   /* NULL-terminated by name == NULL */
+    /* Commands that need something from every thread (CLIENT LIST, INFO)
+     * have this run on each shard's own thread first, writing into
+     * c->parts[shard id]; proc then runs once with every part. */
+    command_proc per_shard;
+};
+
+struct cmd_ctx {
+    int argc;
+    struct slice *argv;
+    const struct command *cmd;
+    struct reply r;
+    int db;                      /* the client's selected database */
+    bool multi;                  /* keys may span shards: route each by slot */
+    struct shard *shard;         /* the executing shard */
+    struct shard **shards;       /* every shard; touch others only when multi or CMD_ALLSHARDS */
+    unsigned nshards;
+    struct client *client;       /* the connection, NULL when run on its behalf by another thread */
+    struct worker *worker;       /* the executing thread */
+    long long now_ms;            /* cached clock of this loop iteration */
+    struct rbuf *parts;          /* per-shard results of command.per_shard, by shard id */
+};
+
+void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
+              int argc, struct slice *argv, int db, uint8_t resp, struct rbuf *out);
+
+const struct command *command_lookup(const char *name, size_t len);
+const struct command *command_lookup_sub(const struct command *parent, struct slice name);
+/* Iterate the table (COMMAND, COMMAND COUNT, ...). */
+size_t command_count(void);
+const struct command *command_at(size_t i);
+void command_table_init(void);
+
+/* Positions of a command's key arguments; returns the number of keys. */
+int command_key_positions(const struct command *cmd, int argc, const struct slice *argv, int *pos, int maxpos);
+
+/* Standard errors for the dispatcher. */
+void reply_wrong_arity(struct reply *r, const char *name);
+
+/* Handlers, grouped by module. */
+#define X(fn) void fn(struct cmd_ctx *c);
+#include "ringkv/command_procs.h"
+#undef X
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * Small shared vocabulary: byte slices that point into someone else's memory,
+ * and a growable byte buffer that owns its memory.
+ */
+#ifndef RINGKV_COMMON_H
+#define RINGKV_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <string.h>
+
+#define RK_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define RK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RK_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A view of bytes owned elsewhere (a receive buffer, an entry, a literal). */
+struct slice {
+    const char *ptr;
+    size_t len;
+};
+
+#define SLICE_LIT(s) ((struct slice){ (s), sizeof(s) - 1 })
+
+static inline bool slice_eq(struct slice a, struct slice b) {
+    return a.len == b.len && memcmp(a.ptr, b.ptr, a.len) == 0;
+}
+
+/* Case-insensitive compare against a lowercase C string literal. */
+bool slice_eq_nocase(struct slice s, const char *lower);
+
+/* A growable byte buffer. len bytes are used; cap is what is allocated. */
+struct rbuf {
+    char *buf;
+    size_t len;
+    size_t cap;
+};
+
+void rbuf_grow(struct rbuf *b, size_t need);   /* ensure len + need <= cap */
+void rbuf_free(struct rbuf *b);
+
+static inline char *rbuf_reserve(struct rbuf *b, size_t need) {
+    if (RK_UNLIKELY(b->len + need > b->cap))
+        rbuf_grow(b, need);
+    return b->buf + b->len;
+}
+
+static inline void rbuf_append(struct rbuf *b, const void *p, size_t n) {
+    memcpy(rbuf_reserve(b, n), p, n);
+    b->len += n;
+}
+
+/* Abort with a message on allocation failure: the server cannot go on. */
+void *rk_malloc(size_t n);
+void *rk_realloc(void *p, size_t n);
+void *rk_calloc(size_t n, size_t size);
+
+#endif

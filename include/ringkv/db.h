@@ -1,0 +1,90 @@
+/*
+ * The keyspace as commands see it.
+ *
+ * Every thread owns one shard: for each logical database (SELECT n) a hash
+ * table of the keys whose hash slot maps to that shard. Commands reach keys
+ * only through the functions below, which pick the right table, apply lazy
+ * expiry and keep the per-database counters (keys with a TTL) right.
+ *
+ * On the normal path all keys of a command live in the executing shard
+ * (the dispatcher made sure of it). When a command spans shards it runs as a
+ * cross-shard transaction (see xshard.h): the coordinator holds every shard
+ * it needs, c->multi is set, and each key is routed to its own shard here.
+ */
+#ifndef RINGKV_DB_H
+#define RINGKV_DB_H
+
+#include "ringkv/common.h"
+#include "ringkv/entry.h"
+#include "ringkv/table.h"
+#include "ringkv/slot.h"
+
+struct cmd_ctx;
+
+/* Which shard owns each hash slot; filled by slots_assign() (slot % nshards)
+ * before the workers start, read-only afterwards. */
+extern uint8_t rk_slot_to_shard[RK_SLOTS];
+void slots_assign(unsigned nshards);
+static inline unsigned shard_of_slot(unsigned slot) { return rk_slot_to_shard[slot]; }
+
+struct kv_db {
+    struct kv_table table;
+    size_t expires;            /* entries with ENTRY_EXPIRE */
+};
+
+struct shard_stats {
+    uint64_t keyspace_hits, keyspace_misses;
+    uint64_t expired_keys, evicted_keys;
+};
+
+struct shard {
+    unsigned id;
+    unsigned ndb;
+    struct kv_db *dbs;
+    struct shard_stats stats;
+    uint64_t expire_cursor[64];   /* active expiry position per db (first 64 dbs) */
+    unsigned expire_db;           /* next db for the active cycle */
+};
+
+void shard_init(struct shard *s, unsigned id, unsigned ndb);
+void shard_destroy(struct shard *s);
+void db_empty(struct kv_db *db);                 /* drop every key */
+
+/* Lookup flags */
+#define LOOKUP_NONE    0
+#define LOOKUP_READ    1   /* count a keyspace hit/miss (GET-like reads) */
+#define LOOKUP_NOEXPIRE 2  /* do not delete an expired key (it is still reported absent) */
+
+/* The entry for key, or NULL if absent or expired (an expired key is deleted). */
+struct kv_entry *db_lookup(struct cmd_ctx *c, struct slice key, unsigned flags);
+/* Same, but returns the table slot so the caller can replace the entry. */
+struct kv_entry **db_lookup_slot(struct cmd_ctx *c, struct slice key, unsigned flags);
+/* Insert an entry whose key is absent (just looked up). */
+void db_insert(struct cmd_ctx *c, struct kv_entry *e);
+/* Put a different entry e for the same key in place of the live entry in slot,
+ * freeing the old one (and its object) and keeping the TTL counter right.
+ * Results of entry_set_string/entry_resize_string on *slot are stored with a
+ * plain `*slot = ...` instead: they keep key and expiry and have already
+ * freed the old entry. Expiry changes go through db_set_expire. */
+void db_replace(struct cmd_ctx *c, struct kv_entry **slot, struct kv_entry *e);
+/* Insert or overwrite key with e (frees what was there). */
+void db_set(struct cmd_ctx *c, struct kv_entry *e);
+/* Delete key; true if it existed (and was not expired). */
+bool db_delete(struct cmd_ctx *c, struct slice key);
+/* Set or clear the expiry of the entry in slot (NO_EXPIRE clears). */
+void db_set_expire(struct cmd_ctx *c, struct kv_entry **slot, long long when_ms);
+/* Unlink the entry from its table without freeing it (RENAME, MOVE). */
+struct kv_entry *db_unlink(struct cmd_ctx *c, struct slice key);
+
+/* The database of index dbi of the shard that owns key (for MOVE/COPY DB). */
+struct kv_db *db_for_key(struct cmd_ctx *c, int dbi, struct slice key);
+
+/* Keyspace-wide helpers for commands that run over all shards. */
+size_t db_size_all(struct cmd_ctx *c, int dbi);
+
+/* Active expiry: sample keys with a TTL in the shard for at most budget_us. */
+void shard_active_expire(struct shard *s, long long now_ms, uint64_t budget_us);
+
+bool key_is_expired(const struct kv_entry *e, long long now_ms);
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * A key-value entry: one allocation holding a small header, the optional
+ * expiry, the key bytes and the value.
+ *
+ * The header is one meta byte followed by the lengths, in one of two forms:
+ *
+ *   short: [meta][klen:u8][vlen:u8]                      both lengths < 256
+ *   wide:  [meta][klen:u32][vlen:u32][vcap:u32]          anything larger
+ *   then:  [expire_at_ms:i64 if ENTRY_EXPIRE] [key] [value]
+ *
+ * A 16-byte key with a 16-byte value therefore costs 35 bytes, and a TTL
+ * costs nothing for keys without one. Strings keep their bytes inline; the
+ * other types store one pointer to their object as an 8-byte value.
+ * Fields after the meta byte are unaligned and read with memcpy.
+ * An entry is immutable in size: operations that change its size build a new
+ * one (entry_* functions below return the possibly-moved entry) and the
+ * caller stores it back into its table slot.
+ */
+#ifndef RINGKV_ENTRY_H
+#define RINGKV_ENTRY_H
+
+#include "ringkv/common.h"
+
+enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4 };
+
+#define ENTRY_TYPE_MASK 0x07
+#define ENTRY_EXPIRE    0x08   /* an expire_at_ms field is present */
+#define ENTRY_WIDE      0x10   /* u32 lengths and a value capacity */
+#define ENTRY_RAW       0x20   /* string edited in place (OBJECT ENCODING says raw) */
+
+#define NO_EXPIRE (-1LL)
+
+struct kv_entry { uint8_t meta; unsigned char rest[]; };
+
+static inline unsigned entry_type(const struct kv_entry *e) { return e->meta & ENTRY_TYPE_MASK; }
+static inline bool entry_has_expire(const struct kv_entry *e) { return e->meta & ENTRY_EXPIRE; }
+
+static inline size_t entry__hdr(const struct kv_entry *e) { return (e->meta & ENTRY_WIDE) ? 13 : 3; }
+
+static inline size_t entry_key_len(const struct kv_entry *e) {
+    if (e->meta & ENTRY_WIDE) { uint32_t v; memcpy(&v, e->rest, 4); return v; }
+    return e->rest[0];
+}
+static inline size_t entry_val_len(const struct kv_entry *e) {
+    if (e->meta & ENTRY_WIDE) { uint32_t v; memcpy(&v, e->rest + 4, 4); return v; }
+    return e->rest[1];
+}
+static inline const char *entry_key(const struct kv_entry *e) {
+    return (const char *)e + entry__hdr(e) + (entry_has_expire(e) ? 8 : 0);
+}
+static inline struct slice entry_key_slice(const struct kv_entry *e) {
+    return (struct slice){ entry_key(e), entry_key_len(e) };
+}
+static inline char *entry_val(struct kv_entry *e) {
+    return (char *)entry_key(e) + entry_key_len(e);
+}
+static inline struct slice entry_val_slice(const struct kv_entry *e) {
+    return (struct slice){ entry_key(e) + entry_key_len(e), entry_val_len(e) };
+}
+static inline long long entry_expire(const struct kv_entry *e) {
+    if (!entry_has_expire(e)) return NO_EXPIRE;
+    long long v; memcpy(&v, (const char *)e + entry__hdr(e), 8); return v;
+}
+/* Objects of non-string types are reached through the pointer in the value. */
+static inline void *entry_obj(const struct kv_entry *e) {
+    void *p; memcpy(&p, entry_key(e) + entry_key_len(e), sizeof p); return p;
+}
+
+/* New string entry; expire_at_ms is NO_EXPIRE or an absolute unix time in ms. */
+struct kv_entry *entry_new_string(struct slice key, struct slice val, long long expire_at_ms);
+/* New entry of another type holding obj. */
+struct kv_entry *entry_new_obj(struct slice key, unsigned type, void *obj, long long expire_at_ms);
+/* Replace the string value; may return a different pointer (old one freed). */
+struct kv_entry *entry_set_string(struct kv_entry *e, struct slice val);
+/* Make room for a string value of new_len bytes (contents up to the old length
+ * kept, the rest uninitialised); reserves spare capacity for repeated growth
+ * (APPEND/SETRANGE) and marks the entry ENTRY_RAW. */
+struct kv_entry *entry_resize_string(struct kv_entry *e, size_t new_len);
+/* Set or clear (NO_EXPIRE) the expiry; may return a different pointer. */
+struct kv_entry *entry_set_expire(struct kv_entry *e, long long expire_at_ms);
+/* Same value under another key (RENAME, COPY, MOVE of strings). */
+struct kv_entry *entry_with_key(const struct kv_entry *e, struct slice key, bool keep_obj);
+size_t entry_alloc_size(const struct kv_entry *e);
+/* Free the entry; objects of other types are freed by the hook below. */
+void entry_free(struct kv_entry *e);
+
+/* Data-type modules register how to free, copy and describe their objects. */
+struct obj_ops {
+    void (*free)(void *obj);
+    void *(*dup)(const void *obj);
+    const char *(*encoding)(const void *obj);
+};
+extern const struct obj_ops *obj_ops_by_type[8];
+
+#endif

@@ -1,0 +1,213 @@
+/*
+ * Threads, connections and the messages between threads.
+ *
+ * A worker is one thread pinned to one CPU. It owns an io_uring ring, a
+ * SO_REUSEPORT listener, the clients it accepted and one shard of the
+ * keyspace. Workers share nothing but the message rings: rings[from][to] is a
+ * single-producer single-consumer ring of struct xmsg pointers.
+ */
+#ifndef RINGKV_SERVER_H
+#define RINGKV_SERVER_H
+
+#include <liburing.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "ringkv/common.h"
+#include "ringkv/command.h"
+#include "ringkv/db.h"
+#include "ringkv/resp.h"
+#include "ringkv/spsc.h"
+
+#define RK_MAX_THREADS 64
+#define RK_VERSION "7.0.15"          /* the Redis version we answer as */
+#define RINGKV_VERSION "0.1.0"
+
+struct worker;
+struct tx;
+
+/* Per-client ordering of replies while commands are out on other shards. */
+struct pending_reply {
+    uint32_t off, len;     /* bytes in reply_queue.bytes once ready */
+    bool ready;
+};
+
+struct reply_queue {
+    struct pending_reply *items;
+    uint32_t head, count, cap;      /* ring of items in request order */
+    uint32_t base_seq;              /* sequence number of items[head] */
+    struct rbuf bytes;
+};
+
+/* Why a client's input is not being processed right now. */
+enum client_wait {
+    WAIT_NONE = 0,
+    WAIT_FORWARDS,     /* needs its forwarded commands back before a transaction */
+    WAIT_TX,           /* its cross-shard transaction is running */
+    WAIT_SHARD,        /* the local shard is held by another transaction */
+    WAIT_OUTPUT,       /* too many unsent replies */
+};
+
+#define CF_RECV_ARMED     (1u << 0)
+#define CF_SEND_INFLIGHT  (1u << 1)
+#define CF_CLOSE_AFTER    (1u << 2)   /* close once the replies are sent */
+#define CF_CLOSING        (1u << 3)
+#define CF_IN_FLUSH_LIST  (1u << 4)
+#define CF_NEED_RECV      (1u << 5)   /* re-arm the multishot recv at the end of the iteration */
+#define CF_RECV_STOPPED   (1u << 6)   /* recv deliberately not armed (backpressure) */
+#define CF_AUTHED         (1u << 7)
+#define CF_CANCEL_SENT    (1u << 8)
+
+struct client {
+    uint64_t id;
+    struct worker *w;
+    int fd;
+    uint32_t idx, gen;             /* position in w->clients, reuse generation */
+    uint32_t flags;
+    uint8_t resp;
+    uint8_t wait;                  /* enum client_wait */
+    uint8_t pending_ops;           /* io_uring ops not yet completed */
+    int db;
+    struct rbuf in;                /* unparsed input (split frame or paused) */
+    size_t in_off;
+    size_t in_need;                /* don't parse again until in.len - in_off >= this */
+    struct rbuf out;               /* replies waiting for a send */
+    struct rbuf sending;           /* the send in flight */
+    size_t sent;
+    struct reply_queue *rq;        /* non-NULL while replies wait on other shards */
+    uint32_t inflight;             /* forwarded commands not yet answered */
+    struct client *next_flush;     /* w->flush_list */
+    struct client *next_wait;      /* a wait list */
+    char *name;
+    char *lib_name, *lib_ver;
+    long long ctime_ms, last_ms;
+    const char *last_cmd;
+    char addr[64], laddr[64];
+};
+
+/* One message between workers. The sender allocates it and gets it back. */
+enum xmsg_type {
+    XM_BATCH,        /* commands to run on the target shard */
+    XM_BATCH_DONE,   /* the same batch carrying replies back */
+    XM_LOCK,         /* a transaction asks for the target shard */
+    XM_LOCKED,       /* granted (back to the coordinator) */
+    XM_UNLOCK,       /* the transaction is done with the shard */
+};
+
+struct xmsg {
+    uint8_t type;
+    uint8_t from;        /* worker that created the message */
+    uint8_t to;
+    struct xmsg *next;   /* queues while deferred */
+    struct tx *tx;       /* XM_LOCK/LOCKED/UNLOCK */
+    struct rbuf req;     /* XM_BATCH: encoded commands */
+    struct rbuf rep;     /* XM_BATCH_DONE: encoded replies */
+    uint32_t ncmds;
+};
+
+struct worker_stats {
+    uint64_t commands, forwarded_out, forwarded_in, batches_out, batches_in;
+    uint64_t submits, completions, enobufs, connections_total, rejected;
+    uint64_t net_in, net_out, tx_started, doorbells;
+    uint64_t connected;             /* current clients */
+};
+
+struct worker {
+    unsigned id;
+    int cpu;
+    pthread_t thread;
+    struct io_uring ring;
+    int ring_fd;
+    int listen_fd;
+    struct io_uring_buf_ring *br;
+    char *bufs;
+    unsigned nbufs, buf_size;
+    struct shard shard;
+    struct resp_parser parser;
+    /* clients */
+    struct client **clients;
+    uint32_t nclients_cap;
+    uint32_t *free_idx;
+    uint32_t nfree;
+    struct client *flush_list;
+    struct client *shard_waiters, **shard_waiters_tail;   /* WAIT_SHARD, FIFO */
+    /* messaging */
+    struct xmsg *out_batch[RK_MAX_THREADS];   /* batch being filled per target */
+    struct xmsg *free_batches[RK_MAX_THREADS];
+    struct xmsg *overflow, **overflow_tail;   /* rings were full; retry */
+    struct slice *fwd_argv;                    /* arguments of the forwarded command being run */
+    size_t fwd_argv_cap;
+    _Atomic int sleeping;
+    bool doorbell_armed;
+    uint64_t wake_mask;                        /* targets to ring at end of iteration */
+    /* the shard lock (cross-shard transactions) */
+    struct tx *lock_holder;
+    struct xmsg *lock_queue, **lock_queue_tail;   /* LOCK requests in arrival order */
+    struct xmsg *deferred, **deferred_tail;       /* batches that arrived while held */
+    /* time */
+    long long now_ms;
+    long long last_cron_ms;
+    struct worker_stats stats;
+    bool stop;
+};
+
+struct server {
+    unsigned nworkers;
+    struct worker *workers;
+    struct spsc_ring *rings;        /* rings[from * nworkers + to] */
+    struct shard **shard_ptrs;      /* shard of each worker, by id */
+    _Atomic bool shutdown;
+    _Atomic uint64_t next_client_id;
+    _Atomic long connected;
+    long long start_ms;
+    uint64_t start_us;
+    int exit_code;
+};
+
+extern struct server srv;
+
+static inline struct spsc_ring *ring_between(unsigned from, unsigned to) {
+    return &srv.rings[from * srv.nworkers + to];
+}
+
+/* worker.c */
+int server_start(void);
+void server_wait(void);
+void worker_wake(struct worker *w, unsigned target);
+
+/* client.c */
+struct client *client_new(struct worker *w, int fd);
+void client_close(struct client *c);
+void client_on_recv(struct client *c, const char *data, size_t len);
+void client_process_input(struct client *c);
+void client_resume(struct client *c);
+void client_mark_flush(struct client *c);
+void client_flush_sends(struct worker *w);
+void client_on_send(struct client *c, int res);
+struct client *client_by_ref(struct worker *w, uint32_t idx, uint32_t gen);
+void client_wait_on_shard(struct client *c);
+void client_reply_ready(struct client *c, uint32_t seq, const char *p, size_t len);
+size_t client_output_size(const struct client *c);
+void client_info_line(struct client *c, struct rbuf *out, long long now_ms);
+void client_cron(struct worker *w);
+
+/* dispatch.c */
+enum dispatch_result { DISPATCH_DONE, DISPATCH_WAIT };
+enum dispatch_result dispatch_command(struct client *c, int argc, struct slice *argv);
+
+/* xshard.c */
+void xshard_send(struct worker *w, unsigned target, struct xmsg *m);
+void xshard_flush(struct worker *w);
+bool xshard_poll(struct worker *w);                  /* returns true if anything was processed */
+bool xshard_inbox_empty(struct worker *w);
+void tx_start(struct client *c, const struct command *cmd, uint64_t shard_mask, int argc, struct slice *argv);
+void forward_command(struct client *c, unsigned target, const struct command *cmd, int argc, struct slice *argv);
+static inline bool shard_is_held(struct worker *w) { return w->lock_holder != NULL; }
+
+
+
+/* client.c: reply ordering */
+uint32_t client_reserve_reply(struct client *c);
+bool client_replies_queued(const struct client *c);
+void client_queue_local_reply(struct client *c, size_t start_off);
+#endif

@@ -1,0 +1,77 @@
+/*
+ * Per-shard open-addressing hash table of kv_entry pointers.
+ *
+ * Swiss-table layout: slots are grouped 16 at a time with one control byte
+ * per slot (empty, deleted, or the low 7 bits of the key's hash), and a
+ * lookup compares a whole group's control bytes with one SSE2 instruction.
+ * A key's home group comes from the top bits of its hash and probing moves
+ * to the next group, so the table is ordered by hash: that is what lets a
+ * scan cursor be a position in hash space that survives resizing.
+ * Keys are hashed with XXH3. The table never stores hashes; they are
+ * recomputed from the entry's key when needed.
+ *
+ * Growth happens in pieces: when the table passes its load limit a table of
+ * twice the size is allocated and every later insert/remove (and
+ * table_step()) moves a few groups across, so no single call pays for a full
+ * rehash. Lookups consult both tables while a migration is in progress.
+ */
+#ifndef RINGKV_TABLE_H
+#define RINGKV_TABLE_H
+
+#include "ringkv/common.h"
+#include "ringkv/entry.h"
+
+struct kv_table_part {
+    uint8_t *ctrl;             /* ngroups * 16 control bytes */
+    struct kv_entry **slots;   /* ngroups * 16 slots */
+    size_t ngroups;            /* power of two, or 0 when unallocated */
+    size_t used;               /* live entries */
+    size_t tombstones;         /* deleted markers */
+    size_t max_probe;          /* largest distance, in groups, of an entry from its home */
+};
+
+struct kv_table {
+    struct kv_table_part cur;   /* where inserts go */
+    struct kv_table_part old;   /* being drained into cur; ngroups == 0 when idle */
+    size_t migrate_pos;         /* next group of old to move */
+    uint64_t moved_groups;      /* groups of old moved so far, over the table's life */
+};
+
+uint64_t table_hash(const char *key, size_t len);
+
+void table_init(struct kv_table *t);
+/* Free the table's arrays; calls free_entry on every entry if not NULL. */
+void table_destroy(struct kv_table *t, void (*free_entry)(struct kv_entry *));
+
+/* Pointer to the slot holding the key's entry, or NULL. The pointer stays
+ * valid until the next insert, remove or step on this table, so a caller may
+ * replace the entry in place (*slot = entry_set_expire(*slot, ...)). */
+struct kv_entry **table_find(struct kv_table *t, const char *key, size_t len, uint64_t hash);
+
+/* Insert an entry whose key is known not to be present. */
+void table_insert(struct kv_table *t, struct kv_entry *e, uint64_t hash);
+
+/* Unlink and return the entry for the key (not freed), or NULL. */
+struct kv_entry *table_remove(struct kv_table *t, const char *key, size_t len, uint64_t hash);
+
+static inline size_t table_size(const struct kv_table *t) { return t->cur.used + t->old.used; }
+
+/* Do a bounded piece of pending migration; returns true if any remains. */
+bool table_step(struct kv_table *t);
+
+/*
+ * Cursor iteration with SCAN's guarantee: an entry present for the whole
+ * iteration is visited at least once, even across growth. Start with cursor 0;
+ * a returned cursor of 0 means done. Each call visits roughly `count` slots.
+ * The callback must not modify the table.
+ */
+typedef void (*table_visit_fn)(void *ud, struct kv_entry *e);
+uint64_t table_scan(struct kv_table *t, uint64_t cursor, size_t count, table_visit_fn fn, void *ud);
+
+/* A uniformly-chosen-ish live entry using the random number r, or NULL if empty. */
+struct kv_entry *table_random(struct kv_table *t, uint64_t r);
+
+/* Bytes held by the table's own arrays (not the entries). */
+size_t table_memory(const struct kv_table *t);
+
+#endif

@@ -1,0 +1,29 @@
+/*
+ * Number <-> string conversions with Redis's exact rules: a string is an
+ * integer only if it round-trips (no spaces, no '+', no leading zeros).
+ */
+#ifndef RINGKV_UTIL_H
+#define RINGKV_UTIL_H
+
+#include "ringkv/common.h"
+
+bool str_to_ll(const char *s, size_t len, long long *out);
+bool str_to_ull(const char *s, size_t len, unsigned long long *out);
+/* Strict float parse as Redis's string2ld/strtold path: no spaces, no NaN. */
+bool str_to_ld(const char *s, size_t len, long double *out);
+bool str_to_d(const char *s, size_t len, double *out);
+int ll_to_str(char *dst, size_t dstlen, long long v);       /* returns length */
+int ull_to_str(char *dst, size_t dstlen, unsigned long long v);
+/* INCRBYFLOAT formatting (%.17Lg, trailing zeros trimmed, as Redis's ld2string humanfriendly). */
+int ld_to_str_human(char *dst, size_t dstlen, long double v);
+/* Double formatting for RESP replies ("%.17g"; inf/-inf as Redis prints them). */
+int d_to_str(char *dst, size_t dstlen, double v);
+
+/* Glob-style matching with Redis's rules (*, ?, [..], \), optionally nocase. */
+bool string_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase);
+
+uint64_t mstime_now(void);   /* wall clock milliseconds */
+uint64_t ustime_now(void);   /* wall clock microseconds */
+uint64_t monotonic_us(void);
+
+#endif

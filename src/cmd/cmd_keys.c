@@ -1,0 +1,667 @@
+/*
+ * Generic keyspace commands: deleting, testing, renaming, moving and copying
+ * keys, TTLs, OBJECT, and the commands that look at the whole keyspace.
+ *
+ * Most of these touch one or two keys and go through db.h like any other
+ * command; db.c routes each key to its shard when c->multi is set, so a
+ * RENAME whose two keys live on different shards is the same code.
+ *
+ * KEYS, SCAN, RANDOMKEY, DBSIZE, FLUSHDB, FLUSHALL and SWAPDB are flagged
+ * CMD_ALLSHARDS: they run while every shard is held, and read the shards'
+ * tables directly through c->shards. SCAN's cursor carries the shard it is
+ * in: cursor = (table cursor & ~0xFF) | shard index. Table cursors are
+ * positions in hash space whose low bits are zero in practice, and rounding
+ * one down could only make a shard's scan repeat entries, never skip them.
+ * A shard is finished before the next one starts, and 0 means all are done.
+ *
+ * MOVE and COPY ... DB n reach the other database by switching c->db for the
+ * duration of the lookups, so routing, lazy expiry and the TTL counters are
+ * handled by db.c exactly as for the current database.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include "ringkv/command.h"
+#include "ringkv/config.h"
+#include "ringkv/db.h"
+#include "ringkv/util.h"
+
+#define ERR_SAME_OBJECT "ERR source and destination objects are the same"
+#define ERR_NO_LFU "ERR An LFU maxmemory policy is not selected, access frequency not tracked. " \
+    "Please note that when switching between policies at runtime LRU and LFU data will take " \
+    "some time to adjust."
+#define ERR_LFU "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note " \
+    "that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+
+/* Redis's OBJ_ENCODING_EMBSTR_SIZE_LIMIT. */
+#define EMBSTR_MAX 44
+
+static const char *const type_names[] = { "string", "list", "set", "zset", "hash" };
+
+static const char *type_name(const struct kv_entry *e) {
+    if (!e) return "none";
+    unsigned t = entry_type(e);
+    return t < RK_ARRAY_LEN(type_names) ? type_names[t] : "unknown";
+}
+
+/* ---------------------------------------------------------------------------
+ * Argument helpers
+ * ------------------------------------------------------------------------- */
+
+static bool ll_or_reply(struct cmd_ctx *c, struct slice s, long long *v) {
+    if (str_to_ll(s.ptr, s.len, v))
+        return true;
+    reply_error(&c->r, ERR_NOT_INT);
+    return false;
+}
+
+/* Redis's getIntFromObjectOrReply(): msg, if given, replaces both errors. */
+static bool int_or_reply(struct cmd_ctx *c, struct slice s, const char *msg, int *out) {
+    long long v;
+    if (!str_to_ll(s.ptr, s.len, &v)) {
+        reply_error(&c->r, msg ? msg : ERR_NOT_INT);
+        return false;
+    }
+    if (v < INT_MIN || v > INT_MAX) {
+        if (msg) reply_error(&c->r, msg);
+        else reply_errorf(&c->r, "ERR value is out of range, value must between %d and %d",
+                          INT_MIN, INT_MAX);
+        return false;
+    }
+    *out = (int)v;
+    return true;
+}
+
+/* A database index for MOVE/COPY: an int, then in range. */
+static bool dbindex_or_reply(struct cmd_ctx *c, struct slice s, int *out) {
+    if (!int_or_reply(c, s, NULL, out))
+        return false;
+    if (*out < 0 || (unsigned)*out >= c->shard->ndb) {
+        reply_error(&c->r, ERR_DB_INDEX);
+        return false;
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------------------
+ * Existence and deletion
+ * ------------------------------------------------------------------------- */
+
+static void delete_keys(struct cmd_ctx *c) {
+    long long n = 0;
+    for (int j = 1; j < c->argc; j++)
+        n += db_delete(c, c->argv[j]);
+    reply_int(&c->r, n);
+}
+
+/* Values are freed at once either way: entries are small, and big
+ * collections are the business of their type modules. */
+void cmd_del(struct cmd_ctx *c) { delete_keys(c); }
+void cmd_unlink(struct cmd_ctx *c) { delete_keys(c); }
+
+/* EXISTS and TOUCH: how many of the keys (repeats counted) exist. */
+static void count_existing(struct cmd_ctx *c) {
+    long long n = 0;
+    for (int j = 1; j < c->argc; j++)
+        n += db_lookup(c, c->argv[j], LOOKUP_READ) != NULL;
+    reply_int(&c->r, n);
+}
+
+void cmd_exists(struct cmd_ctx *c) { count_existing(c); }
+void cmd_touch(struct cmd_ctx *c) { count_existing(c); }
+
+void cmd_type(struct cmd_ctx *c) {
+    reply_simple(&c->r, type_name(db_lookup(c, c->argv[1], LOOKUP_READ)));
+}
+
+/* ---------------------------------------------------------------------------
+ * KEYS and SCAN: collect matching entries shard by shard, then reply
+ * ------------------------------------------------------------------------- */
+
+struct key_filter {
+    struct slice pattern;     /* ptr NULL: every key */
+    struct slice type;        /* ptr NULL: every type */
+    long long now_ms;
+    struct kv_entry **found;
+    size_t n, cap;
+};
+
+static void filter_visit(void *ud, struct kv_entry *e) {
+    struct key_filter *f = ud;
+    struct slice key = entry_key_slice(e);
+
+    if (key_is_expired(e, f->now_ms))
+        return;
+    if (f->pattern.ptr && !string_match(f->pattern.ptr, f->pattern.len, key.ptr, key.len, false))
+        return;
+    if (f->type.ptr && !slice_eq_nocase(f->type, type_name(e)))
+        return;
+    if (f->n == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 64;
+        f->found = rk_realloc(f->found, f->cap * sizeof *f->found);
+    }
+    f->found[f->n++] = e;
+}
+
+static void filter_init(struct key_filter *f, struct cmd_ctx *c, struct slice pattern) {
+    memset(f, 0, sizeof *f);
+    f->now_ms = c->now_ms;
+    /* "*" matches everything: skip the matcher, as Redis does. */
+    if (!(pattern.len == 1 && pattern.ptr[0] == '*'))
+        f->pattern = pattern;
+}
+
+static void reply_found_keys(struct cmd_ctx *c, struct key_filter *f) {
+    reply_array(&c->r, f->n);
+    for (size_t i = 0; i < f->n; i++)
+        reply_bulk_slice(&c->r, entry_key_slice(f->found[i]));
+    free(f->found);
+}
+
+static struct kv_table *shard_table(struct cmd_ctx *c, unsigned shard) {
+    return &c->shards[shard]->dbs[c->db].table;
+}
+
+void cmd_keys(struct cmd_ctx *c) {
+    struct key_filter f;
+
+    filter_init(&f, c, c->argv[1]);
+    for (unsigned i = 0; i < c->nshards; i++) {
+        uint64_t cursor = 0;
+        do {
+            cursor = table_scan(shard_table(c, i), cursor, 1024, filter_visit, &f);
+        } while (cursor);
+    }
+    reply_found_keys(c, &f);
+}
+
+/* Redis's parseScanCursorOrReply() takes what strtoul() takes. */
+static bool scan_cursor_or_reply(struct cmd_ctx *c, struct slice s, uint64_t *cursor) {
+    char buf[64], *end;
+
+    if (s.len == 0 || s.len >= sizeof buf || isspace((unsigned char)s.ptr[0]))
+        goto invalid;
+    memcpy(buf, s.ptr, s.len);
+    buf[s.len] = '\0';
+    errno = 0;
+    *cursor = strtoull(buf, &end, 10);
+    if (*end != '\0' || errno == ERANGE)
+        goto invalid;
+    return true;
+invalid:
+    reply_error(&c->r, "ERR invalid cursor");
+    return false;
+}
+
+void cmd_scan(struct cmd_ctx *c) {
+    struct key_filter f;
+    uint64_t cursor;
+    long long count = 10;
+
+    if (!scan_cursor_or_reply(c, c->argv[1], &cursor))
+        return;
+    filter_init(&f, c, SLICE_LIT("*"));
+    for (int i = 2; i < c->argc; i += 2) {
+        bool has_value = i + 1 < c->argc;
+        if (has_value && slice_eq_nocase(c->argv[i], "count")) {
+            if (!ll_or_reply(c, c->argv[i + 1], &count))
+                return;
+            if (count < 1) {
+                reply_error(&c->r, ERR_SYNTAX);
+                return;
+            }
+        } else if (has_value && slice_eq_nocase(c->argv[i], "match")) {
+            filter_init(&f, c, c->argv[i + 1]);
+        } else if (has_value && slice_eq_nocase(c->argv[i], "type")) {
+            f.type = c->argv[i + 1];
+        } else {
+            reply_error(&c->r, ERR_SYNTAX);
+            return;
+        }
+    }
+
+    /* As Redis: stop at COUNT matches, or after 10 * COUNT table calls when
+     * the table is sparse, so that one call stays short. */
+    unsigned shard = (unsigned)(cursor & 0xFF);
+    uint64_t tc = cursor & ~(uint64_t)0xFF;
+    long long budget = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
+    uint64_t next = 0;
+    while (shard < c->nshards) {
+        tc = table_scan(shard_table(c, shard), tc, (size_t)count, filter_visit, &f);
+        if (tc == 0)
+            shard++;
+        else if ((tc & ~(uint64_t)0xFF) == 0)
+            continue;   /* not representable next to a shard index: go on */
+        if (shard < c->nshards && ((long long)f.n >= count || --budget <= 0)) {
+            next = (tc & ~(uint64_t)0xFF) | shard;
+            break;
+        }
+    }
+
+    char buf[24];
+    int n = ull_to_str(buf, sizeof buf, next);
+    reply_array(&c->r, 2);
+    reply_bulk(&c->r, buf, (size_t)n);   /* unsigned: cursors use all 64 bits */
+    reply_found_keys(c, &f);
+}
+
+/* ---------------------------------------------------------------------------
+ * RANDOMKEY, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB
+ * ------------------------------------------------------------------------- */
+
+static uint64_t random_u64(void) {
+    static _Thread_local uint64_t x;
+    if (!x) x = monotonic_us() | 1;
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    return x;
+}
+
+/* Delete an expired key met outside a lookup, while holding every shard. */
+static void delete_expired_key(struct cmd_ctx *c, const struct kv_entry *e) {
+    struct slice k = entry_key_slice(e);
+    char *copy = rk_malloc(k.len ? k.len : 1);   /* the entry dies during the delete */
+    bool multi = c->multi;
+
+    memcpy(copy, k.ptr, k.len);
+    c->multi = true;   /* all shards are held: route by slot */
+    db_delete(c, (struct slice){ copy, k.len });
+    c->multi = multi;
+    free(copy);
+}
+
+void cmd_randomkey(struct cmd_ctx *c) {
+    size_t total;
+
+    /* Expired keys met on the way are deleted and another is drawn, as Redis does. */
+    while ((total = db_size_all(c, c->db)) != 0) {
+        uint64_t r = random_u64();
+        size_t pick = (size_t)(r % total);
+        unsigned shard = 0;
+        while (pick >= table_size(shard_table(c, shard)))
+            pick -= table_size(shard_table(c, shard++));
+        struct kv_entry *e = table_random(shard_table(c, shard), random_u64());
+        if (!key_is_expired(e, c->now_ms)) {
+            reply_bulk_slice(&c->r, entry_key_slice(e));
+            return;
+        }
+        delete_expired_key(c, e);
+    }
+    reply_null(&c->r);
+}
+
+void cmd_dbsize(struct cmd_ctx *c) {
+    reply_int(&c->r, (long long)db_size_all(c, c->db));
+}
+
+/* FLUSHDB/FLUSHALL [ASYNC|SYNC]: both free at once (see cmd_del). */
+static bool flush_args_ok(struct cmd_ctx *c) {
+    if (c->argc == 1 || (c->argc == 2 && (slice_eq_nocase(c->argv[1], "sync") ||
+                                          slice_eq_nocase(c->argv[1], "async"))))
+        return true;
+    reply_error(&c->r, ERR_SYNTAX);
+    return false;
+}
+
+void cmd_flushdb(struct cmd_ctx *c) {
+    if (!flush_args_ok(c))
+        return;
+    for (unsigned i = 0; i < c->nshards; i++)
+        db_empty(&c->shards[i]->dbs[c->db]);
+    reply_ok(&c->r);
+}
+
+void cmd_flushall(struct cmd_ctx *c) {
+    if (!flush_args_ok(c))
+        return;
+    for (unsigned i = 0; i < c->nshards; i++)
+        for (unsigned d = 0; d < c->shards[i]->ndb; d++)
+            db_empty(&c->shards[i]->dbs[d]);
+    reply_ok(&c->r);
+}
+
+void cmd_swapdb(struct cmd_ctx *c) {
+    int a, b;
+
+    if (!int_or_reply(c, c->argv[1], "ERR invalid first DB index", &a) ||
+        !int_or_reply(c, c->argv[2], "ERR invalid second DB index", &b))
+        return;
+    if (a < 0 || b < 0 || (unsigned)a >= c->shard->ndb || (unsigned)b >= c->shard->ndb) {
+        reply_error(&c->r, ERR_DB_INDEX);
+        return;
+    }
+    for (unsigned i = 0; i < c->nshards; i++) {
+        struct shard *s = c->shards[i];
+        struct kv_db tmp = s->dbs[a];
+        s->dbs[a] = s->dbs[b];
+        s->dbs[b] = tmp;
+        /* The active-expiry cursors follow their tables. */
+        if ((size_t)a < RK_ARRAY_LEN(s->expire_cursor) && (size_t)b < RK_ARRAY_LEN(s->expire_cursor)) {
+            uint64_t t = s->expire_cursor[a];
+            s->expire_cursor[a] = s->expire_cursor[b];
+            s->expire_cursor[b] = t;
+        }
+    }
+    reply_ok(&c->r);
+}
+
+/* ---------------------------------------------------------------------------
+ * RENAME, MOVE, COPY
+ * ------------------------------------------------------------------------- */
+
+static void reply_ok_or_int(struct cmd_ctx *c, bool nx, long long v) {
+    if (nx) reply_int(&c->r, v);
+    else reply_ok(&c->r);
+}
+
+/* The entry leaves the source unchanged in size; for strings entry_with_key
+ * copies the bytes once, for other types it moves the object. */
+static void rename_generic(struct cmd_ctx *c, bool nx) {
+    struct slice src = c->argv[1], dst = c->argv[2];
+
+    if (!db_lookup(c, src, LOOKUP_NONE)) {
+        reply_error(&c->r, ERR_NO_SUCH_KEY);
+        return;
+    }
+    if (slice_eq(src, dst)) {
+        reply_ok_or_int(c, nx, 0);
+        return;
+    }
+    if (db_lookup(c, dst, LOOKUP_NONE)) {
+        if (nx) {
+            reply_int(&c->r, 0);
+            return;
+        }
+        db_delete(c, dst);
+    }
+    struct kv_entry *old = db_unlink(c, src);
+    struct kv_entry *e = entry_with_key(old, dst, true);
+    free(old);   /* the object, if any, now belongs to e */
+    db_insert(c, e);
+    reply_ok_or_int(c, nx, 1);
+}
+
+void cmd_rename(struct cmd_ctx *c) { rename_generic(c, false); }
+void cmd_renamenx(struct cmd_ctx *c) { rename_generic(c, true); }
+
+void cmd_move(struct cmd_ctx *c) {
+    struct slice key = c->argv[1];
+    int src = c->db, dst;
+
+    if (!dbindex_or_reply(c, c->argv[2], &dst))
+        return;
+    if (dst == src) {
+        reply_error(&c->r, ERR_SAME_OBJECT);
+        return;
+    }
+    if (!db_lookup(c, key, LOOKUP_NONE)) {
+        reply_int(&c->r, 0);
+        return;
+    }
+    c->db = dst;
+    bool taken = db_lookup(c, key, LOOKUP_NONE) != NULL;
+    c->db = src;
+    if (taken) {
+        reply_int(&c->r, 0);
+        return;
+    }
+    /* Same key, same shard: the entry itself moves, nothing is copied. */
+    struct kv_entry *e = db_unlink(c, key);
+    c->db = dst;
+    db_insert(c, e);
+    c->db = src;
+    reply_int(&c->r, 1);
+}
+
+void cmd_copy(struct cmd_ctx *c) {
+    struct slice src = c->argv[1], dst = c->argv[2];
+    int srcdb = c->db, dstdb = c->db;
+    bool replace = false;
+
+    for (int j = 3; j < c->argc; j++) {
+        if (slice_eq_nocase(c->argv[j], "replace")) {
+            replace = true;
+        } else if (slice_eq_nocase(c->argv[j], "db") && j + 1 < c->argc) {
+            if (!dbindex_or_reply(c, c->argv[++j], &dstdb))
+                return;
+        } else {
+            reply_error(&c->r, ERR_SYNTAX);
+            return;
+        }
+    }
+    if (srcdb == dstdb && slice_eq(src, dst)) {
+        reply_error(&c->r, ERR_SAME_OBJECT);
+        return;
+    }
+    struct kv_entry *e = db_lookup(c, src, LOOKUP_READ);
+    if (!e) {
+        reply_int(&c->r, 0);
+        return;
+    }
+    c->db = dstdb;
+    if (db_lookup(c, dst, LOOKUP_NONE)) {
+        if (!replace) {
+            c->db = srcdb;
+            reply_int(&c->r, 0);
+            return;
+        }
+        db_delete(c, dst);   /* a different entry from e: src != dst or the dbs differ */
+    }
+    db_insert(c, entry_with_key(e, dst, false));
+    c->db = srcdb;
+    reply_int(&c->r, 1);
+}
+
+/* ---------------------------------------------------------------------------
+ * EXPIRE family, TTL family, PERSIST
+ * ------------------------------------------------------------------------- */
+
+#define EXP_NX (1u << 0)
+#define EXP_XX (1u << 1)
+#define EXP_GT (1u << 2)
+#define EXP_LT (1u << 3)
+
+/* Redis's parseExtendedExpireArgumentsOrReply(). */
+static bool expire_flags_or_reply(struct cmd_ctx *c, unsigned *flags) {
+    static const struct { const char *name; unsigned flag; } opts[] = {
+        { "nx", EXP_NX }, { "xx", EXP_XX }, { "gt", EXP_GT }, { "lt", EXP_LT },
+    };
+
+    *flags = 0;
+    for (int j = 3; j < c->argc; j++) {
+        size_t i = 0;
+        while (i < RK_ARRAY_LEN(opts) && !slice_eq_nocase(c->argv[j], opts[i].name))
+            i++;
+        if (i == RK_ARRAY_LEN(opts)) {
+            reply_errorf(&c->r, "ERR Unsupported option %.*s", (int)c->argv[j].len, c->argv[j].ptr);
+            return false;
+        }
+        *flags |= opts[i].flag;
+    }
+    if ((*flags & EXP_NX) && (*flags & (EXP_XX | EXP_GT | EXP_LT))) {
+        reply_error(&c->r, "ERR NX and XX, GT or LT options at the same time are not compatible");
+        return false;
+    }
+    if ((*flags & EXP_GT) && (*flags & EXP_LT)) {
+        reply_error(&c->r, "ERR GT and LT options at the same time are not compatible");
+        return false;
+    }
+    return true;
+}
+
+/* Does the NX/XX/GT/LT condition let `when` replace the current expiry? */
+static bool expire_condition_holds(unsigned flags, long long cur, long long when) {
+    if ((flags & EXP_NX) && cur != NO_EXPIRE) return false;
+    if ((flags & EXP_XX) && cur == NO_EXPIRE) return false;
+    /* No TTL counts as infinite: GT never beats it, LT always does. */
+    if ((flags & EXP_GT) && (cur == NO_EXPIRE || when <= cur)) return false;
+    if ((flags & EXP_LT) && cur != NO_EXPIRE && when >= cur) return false;
+    return true;
+}
+
+/* Redis's expireGenericCommand(): basetime is now for relative forms, 0 for *AT. */
+static void expire_generic(struct cmd_ctx *c, long long basetime, bool seconds) {
+    struct slice key = c->argv[1];
+    unsigned flags;
+    long long when;
+
+    if (!expire_flags_or_reply(c, &flags) || !ll_or_reply(c, c->argv[2], &when))
+        return;
+    if (seconds) {
+        if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000)
+            goto invalid;
+        when *= 1000;
+    }
+    if (when > LLONG_MAX - basetime)
+        goto invalid;
+    when += basetime;
+
+    struct kv_entry **slot = db_lookup_slot(c, key, LOOKUP_NONE);
+    if (!slot || !expire_condition_holds(flags, entry_expire(*slot), when)) {
+        reply_int(&c->r, 0);
+        return;
+    }
+    if (when <= c->now_ms)   /* a time in the past deletes the key */
+        db_delete(c, key);
+    else
+        db_set_expire(c, slot, when);
+    reply_int(&c->r, 1);
+    return;
+invalid:
+    reply_errorf(&c->r, "ERR invalid expire time in '%s' command", c->cmd->name);
+}
+
+void cmd_expire(struct cmd_ctx *c) { expire_generic(c, c->now_ms, true); }
+void cmd_pexpire(struct cmd_ctx *c) { expire_generic(c, c->now_ms, false); }
+void cmd_expireat(struct cmd_ctx *c) { expire_generic(c, 0, true); }
+void cmd_pexpireat(struct cmd_ctx *c) { expire_generic(c, 0, false); }
+
+/* TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 without the key, -1 without a TTL. */
+static void ttl_generic(struct cmd_ctx *c, bool ms, bool absolute) {
+    struct kv_entry *e = db_lookup(c, c->argv[1], LOOKUP_READ);
+    if (!e) {
+        reply_int(&c->r, -2);
+        return;
+    }
+    long long expire = entry_expire(e);
+    if (expire == NO_EXPIRE) {
+        reply_int(&c->r, -1);
+        return;
+    }
+    long long ttl = absolute ? expire : expire - c->now_ms;
+    if (ttl < 0) ttl = 0;
+    reply_int(&c->r, ms ? ttl : (ttl + 500) / 1000);
+}
+
+void cmd_ttl(struct cmd_ctx *c) { ttl_generic(c, false, false); }
+void cmd_pttl(struct cmd_ctx *c) { ttl_generic(c, true, false); }
+void cmd_expiretime(struct cmd_ctx *c) { ttl_generic(c, false, true); }
+void cmd_pexpiretime(struct cmd_ctx *c) { ttl_generic(c, true, true); }
+
+void cmd_persist(struct cmd_ctx *c) {
+    struct kv_entry **slot = db_lookup_slot(c, c->argv[1], LOOKUP_NONE);
+    if (slot && entry_has_expire(*slot)) {
+        db_set_expire(c, slot, NO_EXPIRE);
+        reply_int(&c->r, 1);
+    } else {
+        reply_int(&c->r, 0);
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * OBJECT
+ * ------------------------------------------------------------------------- */
+
+/* Strings are stored as bytes; report what Redis would have chosen. */
+static const char *string_encoding(const struct kv_entry *e) {
+    struct slice v = entry_val_slice(e);
+    long long ll;
+    if (e->meta & ENTRY_RAW)
+        return "raw";   /* edited in place: Redis's APPEND/SETRANGE leave raw strings */
+    if (v.len <= 20 && str_to_ll(v.ptr, v.len, &ll))
+        return "int";
+    return v.len <= EMBSTR_MAX ? "embstr" : "raw";
+}
+
+static const char *entry_encoding(const struct kv_entry *e) {
+    unsigned t = entry_type(e);
+    if (t == OBJ_STRING)
+        return string_encoding(e);
+    const struct obj_ops *ops = obj_ops_by_type[t];
+    return ops && ops->encoding ? ops->encoding(entry_obj(e)) : "unknown";
+}
+
+static bool lfu_policy(void) {
+    const char *p = __atomic_load_n(&rk_config.maxmemory_policy, __ATOMIC_RELAXED);
+    return p && strstr(p, "lfu") != NULL;
+}
+
+static void object_help(struct cmd_ctx *c) {
+    static const char *const help[] = {
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
+        "HELP",
+        "    Prints this help.",
+    };
+    reply_array(&c->r, RK_ARRAY_LEN(help));
+    for (size_t i = 0; i < RK_ARRAY_LEN(help); i++)
+        reply_simple(&c->r, help[i]);
+}
+
+void cmd_object(struct cmd_ctx *c) {
+    static const char *const subs[] = { "help", "encoding", "freq", "idletime", "refcount" };
+    struct slice sub = c->argv[1];
+    size_t i = 0;
+
+    while (i < RK_ARRAY_LEN(subs) && !slice_eq_nocase(sub, subs[i]))
+        i++;
+    /* The dispatcher's errors for a container command, in case it routes
+     * every OBJECT call here. */
+    if (i == RK_ARRAY_LEN(subs)) {
+        reply_errorf(&c->r, "ERR unknown subcommand '%.*s'. Try OBJECT HELP.",
+                     (int)(sub.len > 128 ? 128 : sub.len), sub.ptr);
+        return;
+    }
+    if (c->argc != (i == 0 ? 2 : 3)) {
+        reply_errorf(&c->r, "ERR wrong number of arguments for 'object|%s' command", subs[i]);
+        return;
+    }
+    if (i == 0) {
+        object_help(c);
+        return;
+    }
+
+    struct kv_entry *e = db_lookup(c, c->argv[2], LOOKUP_READ);
+    if (!e) {
+        reply_null(&c->r);
+        return;
+    }
+    switch (i) {
+    case 1:
+        reply_bulk_cstr(&c->r, entry_encoding(e));
+        break;
+    case 2:   /* access frequency is not tracked */
+        if (!lfu_policy()) reply_error(&c->r, ERR_NO_LFU);
+        else reply_int(&c->r, 0);
+        break;
+    case 3:   /* nor is access time */
+        if (lfu_policy()) reply_error(&c->r, ERR_LFU);
+        else reply_int(&c->r, 0);
+        break;
+    default:  /* values are never shared */
+        reply_int(&c->r, 1);
+        break;
+    }
+}

@@ -1,0 +1,493 @@
+/*
+ * Server commands: COMMAND, CONFIG, INFO, TIME, LASTSAVE, SHUTDOWN, DEBUG.
+ *
+ * INFO and DEBUG run with every shard held (CMD_ALLSHARDS), so they may read
+ * every shard's tables. Per-thread counters are read with relaxed loads: they
+ * are only statistics.
+ */
+#include "ringkv/server.h"
+#include "ringkv/config.h"
+#include "ringkv/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ARG(i) (c->argv[i])
+#define ARG_IS(i, s) slice_eq_nocase(c->argv[i], s)
+
+/* ---- COMMAND ---- */
+
+static const struct { uint32_t flag; const char *name; } flag_names[] = {
+    {CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"}, {CMD_ADMIN, "admin"},
+    {CMD_NOSCRIPT, "noscript"}, {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"}, {CMD_STALE, "stale"},
+    {CMD_FAST, "fast"}, {CMD_NOAUTH, "no_auth"}, {CMD_SENTINEL, "sentinel"}, {CMD_MOVABLEKEYS, "movablekeys"},
+};
+
+static size_t count_words(const char *s) {
+    size_t n = 0;
+    for (bool in = false; *s; s++) {
+        if (*s != ' ' && !in) n++;
+        in = *s != ' ';
+    }
+    return n;
+}
+
+static void reply_words(struct reply *r, const char *s) {
+    reply_set(r, count_words(s));
+    while (*s) {
+        while (*s == ' ') s++;
+        size_t len = strcspn(s, " ");
+        if (len) reply_simple_len(r, s, len);
+        s += len;
+    }
+}
+
+static size_t sub_count(const struct command *cmd) {
+    size_t n = 0;
+    for (const struct command *s = cmd->subcommands; s && s->name; s++) n++;
+    return n;
+}
+
+static void reply_command_info(struct reply *r, const struct command *cmd) {
+    reply_array(r, 10);
+    reply_bulk_cstr(r, cmd->name);
+    reply_int(r, cmd->arity);
+    size_t nflags = 0;
+    for (size_t i = 0; i < RK_ARRAY_LEN(flag_names); i++) nflags += (cmd->flags & flag_names[i].flag) != 0;
+    reply_set(r, nflags);
+    for (size_t i = 0; i < RK_ARRAY_LEN(flag_names); i++)
+        if (cmd->flags & flag_names[i].flag) reply_simple(r, flag_names[i].name);
+    reply_int(r, cmd->first_key);
+    reply_int(r, cmd->last_key);
+    reply_int(r, cmd->key_step);
+    reply_words(r, cmd->acl_categories ? cmd->acl_categories : "");
+    reply_set(r, 0);     /* tips */
+    if (cmd->first_key) {
+        /* one key spec in Redis's shape: begin_search index, find_keys range */
+        reply_array(r, 1);
+        reply_map(r, 3);
+        reply_bulk_cstr(r, "flags"); reply_set(r, 0);
+        reply_bulk_cstr(r, "begin_search");
+        reply_map(r, 2);
+        reply_bulk_cstr(r, "type"); reply_bulk_cstr(r, "index");
+        reply_bulk_cstr(r, "spec"); reply_map(r, 1); reply_bulk_cstr(r, "index"); reply_int(r, cmd->first_key);
+        reply_bulk_cstr(r, "find_keys");
+        reply_map(r, 2);
+        reply_bulk_cstr(r, "type"); reply_bulk_cstr(r, "range");
+        reply_bulk_cstr(r, "spec");
+        reply_map(r, 3);
+        reply_bulk_cstr(r, "lastkey"); reply_int(r, cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key);
+        reply_bulk_cstr(r, "keystep"); reply_int(r, cmd->key_step);
+        reply_bulk_cstr(r, "limit"); reply_int(r, 0);
+    } else {
+        reply_array(r, 0);
+    }
+    reply_array(r, sub_count(cmd));
+    for (const struct command *s = cmd->subcommands; s && s->name; s++) reply_command_info(r, s);
+}
+
+static void reply_command_docs(struct reply *r, const struct command *cmd) {
+    size_t nsubs = sub_count(cmd);
+    reply_map(r, nsubs ? 6 : 5);
+    reply_bulk_cstr(r, "summary"); reply_bulk_cstr(r, cmd->summary ? cmd->summary : "");
+    reply_bulk_cstr(r, "since"); reply_bulk_cstr(r, cmd->since ? cmd->since : "1.0.0");
+    reply_bulk_cstr(r, "group"); reply_bulk_cstr(r, cmd->group ? cmd->group : "server");
+    reply_bulk_cstr(r, "complexity"); reply_bulk_cstr(r, cmd->complexity ? cmd->complexity : "O(1)");
+    reply_bulk_cstr(r, "arguments"); reply_array(r, 0);
+    if (nsubs) {
+        reply_bulk_cstr(r, "subcommands");
+        reply_map(r, nsubs);
+        for (const struct command *s = cmd->subcommands; s->name; s++) {
+            reply_bulk_cstr(r, s->name);
+            reply_command_docs(r, s);
+        }
+    }
+}
+
+static const struct command *find_command_by_name(struct slice name) {
+    const char *bar = memchr(name.ptr, '|', name.len);
+    if (!bar) return command_lookup(name.ptr, name.len);
+    const struct command *parent = command_lookup(name.ptr, (size_t)(bar - name.ptr));
+    if (!parent || !parent->subcommands) return NULL;
+    return command_lookup_sub(parent, (struct slice){ bar + 1, name.len - (size_t)(bar - name.ptr) - 1 });
+}
+
+static const char *command_help[] = {
+    "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "(no subcommand)",
+    "    Return details about all Redis commands.",
+    "COUNT",
+    "    Return the total number of commands in this Redis server.",
+    "LIST",
+    "    Return a list of all commands in this Redis server.",
+    "INFO [<command-name> ...]",
+    "    Return details about multiple Redis commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "DOCS [<command-name> ...]",
+    "    Return documentation details about multiple Redis commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "GETKEYS <full-command>",
+    "    Return the keys from a full Redis command.",
+    "HELP",
+    "    Print this help.",
+};
+
+void cmd_command(struct cmd_ctx *c) {
+    size_t n = command_count();
+    if (c->argc == 1 || (ARG_IS(1, "info") && c->argc == 2)) {
+        reply_array(&c->r, n);
+        for (size_t i = 0; i < n; i++) reply_command_info(&c->r, command_at(i));
+    } else if (ARG_IS(1, "count")) {
+        reply_int(&c->r, (long long)n);
+    } else if (ARG_IS(1, "info")) {
+        reply_array(&c->r, (size_t)c->argc - 2);
+        for (int i = 2; i < c->argc; i++) {
+            const struct command *cmd = find_command_by_name(ARG(i));
+            if (cmd) reply_command_info(&c->r, cmd);
+            else reply_null_array(&c->r);
+        }
+    } else if (ARG_IS(1, "docs")) {
+        size_t found = 0;
+        for (int i = 2; i < c->argc; i++) found += find_command_by_name(ARG(i)) != NULL;
+        reply_map(&c->r, c->argc == 2 ? n : found);
+        for (size_t i = 0; c->argc == 2 && i < n; i++) {
+            reply_bulk_cstr(&c->r, command_at(i)->name);
+            reply_command_docs(&c->r, command_at(i));
+        }
+        for (int i = 2; i < c->argc; i++) {
+            const struct command *cmd = find_command_by_name(ARG(i));
+            if (!cmd) continue;
+            reply_bulk_cstr(&c->r, cmd->name);
+            reply_command_docs(&c->r, cmd);
+        }
+    } else if (ARG_IS(1, "list")) {
+        reply_array(&c->r, n);
+        for (size_t i = 0; i < n; i++) reply_bulk_cstr(&c->r, command_at(i)->name);
+    } else if (ARG_IS(1, "getkeys")) {
+        const struct command *cmd = command_lookup(ARG(2).ptr, ARG(2).len);
+        int argc = c->argc - 2;
+        if (!cmd) { reply_error(&c->r, "ERR Invalid command specified"); return; }
+        if (cmd->arity > 0 ? argc != cmd->arity : argc < -cmd->arity) {
+            reply_error(&c->r, "ERR Invalid number of arguments specified for command");
+            return;
+        }
+        int *pos = rk_malloc((size_t)argc * sizeof *pos);
+        int nk = command_key_positions(cmd, argc, c->argv + 2, pos, argc);
+        if (nk == 0) reply_error(&c->r, "ERR The command has no key arguments");
+        else {
+            reply_array(&c->r, (size_t)nk);
+            for (int i = 0; i < nk; i++) reply_bulk_slice(&c->r, ARG(2 + pos[i]));
+        }
+        free(pos);
+    } else {
+        reply_help(&c->r, command_help, RK_ARRAY_LEN(command_help));
+    }
+}
+
+/* ---- CONFIG ---- */
+
+struct config_collect { struct rbuf names; size_t n; struct reply *r; bool emit; };
+
+static void config_emit(void *ud, const char *name, const char *value) {
+    struct config_collect *cc = ud;
+    /* the same parameter may match several patterns: once only */
+    for (size_t off = 0; off < cc->names.len; off += strlen(cc->names.buf + off) + 1)
+        if (strcmp(cc->names.buf + off, name) == 0) return;
+    rbuf_append(&cc->names, name, strlen(name) + 1);
+    cc->n++;
+    if (cc->emit) {
+        reply_bulk_cstr(cc->r, name);
+        reply_bulk_cstr(cc->r, value);
+    }
+}
+
+static void config_get(struct cmd_ctx *c) {
+    struct config_collect cc = { {0}, 0, &c->r, false };
+    for (int i = 2; i < c->argc; i++) config_get_matching(ARG(i).ptr, ARG(i).len, config_emit, &cc);
+    reply_map(&c->r, cc.n);
+    cc.names.len = 0;
+    cc.emit = true;
+    for (int i = 2; i < c->argc; i++) config_get_matching(ARG(i).ptr, ARG(i).len, config_emit, &cc);
+    rbuf_free(&cc.names);
+}
+
+static void config_set_cmd(struct cmd_ctx *c) {
+    if ((c->argc - 2) % 2 != 0) { reply_wrong_arity(&c->r, "config|set"); return; }
+    char err[256];
+    for (int i = 2; i < c->argc; i += 2)
+        if (!config_exists(ARG(i))) {
+            config_set(ARG(i), ARG(i + 1), err, sizeof err);
+            reply_error(&c->r, err);
+            return;
+        }
+    for (int i = 2; i < c->argc; i += 2)
+        if (config_set(ARG(i), ARG(i + 1), err, sizeof err) != 0) {
+            reply_error(&c->r, err);
+            return;
+        }
+    reply_ok(&c->r);
+}
+
+static void reset_stats(void) {
+    for (unsigned i = 0; i < srv.nworkers; i++) {
+        struct worker *w = &srv.workers[i];
+        uint64_t connected = w->stats.connected;
+        memset(&w->stats, 0, sizeof w->stats);
+        w->stats.connected = connected;
+        memset(&w->shard.stats, 0, sizeof w->shard.stats);
+    }
+}
+
+static const char *config_help[] = {
+    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their values.",
+    "SET <directive> <value>",
+    "    Set the configuration <directive> to <value>.",
+    "RESETSTAT",
+    "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
+    "HELP",
+    "    Print this help.",
+};
+
+void cmd_config(struct cmd_ctx *c) {
+    if (ARG_IS(1, "get")) config_get(c);
+    else if (ARG_IS(1, "set")) config_set_cmd(c);
+    else if (ARG_IS(1, "resetstat")) { reset_stats(); reply_ok(&c->r); }
+    else if (ARG_IS(1, "rewrite")) {
+        if (!rk_config.config_file) reply_error(&c->r, "ERR The server is running without a config file");
+        else reply_error(&c->r, "ERR Rewriting config file: not supported by ringkv yet");
+    } else reply_help(&c->r, config_help, RK_ARRAY_LEN(config_help));
+}
+
+/* ---- INFO ---- */
+
+#define SUM_STAT(field) ({ uint64_t s_ = 0; \
+    for (unsigned i_ = 0; i_ < srv.nworkers; i_++) s_ += __atomic_load_n(&srv.workers[i_].stats.field, __ATOMIC_RELAXED); s_; })
+#define SUM_SHARD_STAT(field) ({ uint64_t s_ = 0; \
+    for (unsigned i_ = 0; i_ < srv.nworkers; i_++) s_ += srv.workers[i_].shard.stats.field; s_; })
+
+static void human_bytes(char *buf, size_t len, double n) {
+    const char *units = "BKMGTP";
+    int u = 0;
+    while (n >= 1024 && u < 5) { n /= 1024; u++; }
+    if (u == 0) snprintf(buf, len, "%.0fB", n);
+    else snprintf(buf, len, "%.2f%c", n, units[u]);
+}
+
+static size_t rss_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, rss = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &rss) != 2) rss = 0;
+        fclose(f);
+    }
+    return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static bool section_wanted(struct cmd_ctx *c, const char *name, bool in_default) {
+    if (c->argc == 1) return in_default;
+    for (int i = 1; i < c->argc; i++) {
+        if (ARG_IS(i, name)) return true;
+        if (ARG_IS(i, "all") || ARG_IS(i, "everything")) return true;
+        if (ARG_IS(i, "default") && in_default) return true;
+    }
+    return false;
+}
+
+#define P(...) do { int n_ = snprintf(line, sizeof line, __VA_ARGS__); rbuf_append(&out, line, (size_t)n_ < sizeof line ? (size_t)n_ : sizeof line - 1); } while (0)
+
+void cmd_info(struct cmd_ctx *c) {
+    struct rbuf out = {0};
+    char line[512], h1[32], h2[32];
+    long long now = c->now_ms;
+    uint64_t uptime = (uint64_t)(now - srv.start_ms) / 1000;
+    if (section_wanted(c, "server", true)) {
+        struct utsname u;
+        uname(&u);
+        P("# Server\r\nredis_version:%s\r\nringkv_version:%s\r\nredis_mode:standalone\r\nos:%s %s %s\r\n"
+          "arch_bits:64\r\nmultiplexing_api:io_uring\r\nprocess_id:%d\r\nrun_id:%016llx%016llx%08x\r\n"
+          "tcp_port:%lld\r\nserver_time_usec:%llu\r\nuptime_in_seconds:%llu\r\nuptime_in_days:%llu\r\n"
+          "hz:%lld\r\nexecutable:ringkv\r\nconfig_file:%s\r\nio_threads_active:0\r\n\r\n",
+          RK_VERSION, RINGKV_VERSION, u.sysname, u.release, u.machine, (int)getpid(),
+          (unsigned long long)srv.start_ms, (unsigned long long)srv.start_us, (unsigned)getpid(),
+          rk_config.port, (unsigned long long)ustime_now(), (unsigned long long)uptime,
+          (unsigned long long)uptime / 86400, CONFIG_GET(hz), rk_config.config_file ? rk_config.config_file : "");
+    }
+    if (section_wanted(c, "clients", true)) {
+        P("# Clients\r\nconnected_clients:%ld\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
+          "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:0\r\n"
+          "tracking_clients:0\r\nclients_in_timeout_table:0\r\n\r\n",
+          atomic_load(&srv.connected), CONFIG_GET(maxclients));
+    }
+    if (section_wanted(c, "memory", true)) {
+        size_t rss = rss_bytes();
+        human_bytes(h1, sizeof h1, (double)rss);
+        human_bytes(h2, sizeof h2, (double)CONFIG_GET(maxmemory));
+        P("# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\nused_memory_rss_human:%s\r\n"
+          "used_memory_peak:%zu\r\nused_memory_peak_human:%s\r\nmaxmemory:%lld\r\nmaxmemory_human:%s\r\n"
+          "maxmemory_policy:%s\r\nmem_fragmentation_ratio:1.00\r\nmem_allocator:%s\r\n\r\n",
+          rss, h1, rss, h1, rss, h1, CONFIG_GET(maxmemory), h2, rk_config.maxmemory_policy,
+#ifdef RINGKV_MIMALLOC
+          "mimalloc"
+#else
+          "libc"
+#endif
+          );
+    }
+    if (section_wanted(c, "persistence", true)) {
+        P("# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\n"
+          "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:ok\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\n\r\n",
+          srv.start_ms / 1000);
+    }
+    if (section_wanted(c, "stats", true)) {
+        P("# Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\ninstantaneous_ops_per_sec:0\r\n"
+          "total_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
+          "expired_keys:%llu\r\nevicted_keys:%llu\r\nkeyspace_hits:%llu\r\nkeyspace_misses:%llu\r\n"
+          "pubsub_channels:0\r\npubsub_patterns:0\r\n\r\n",
+          (unsigned long long)SUM_STAT(connections_total), (unsigned long long)SUM_STAT(commands),
+          (unsigned long long)SUM_STAT(net_in), (unsigned long long)SUM_STAT(net_out),
+          (unsigned long long)SUM_STAT(rejected), (unsigned long long)SUM_SHARD_STAT(expired_keys),
+          (unsigned long long)SUM_SHARD_STAT(evicted_keys), (unsigned long long)SUM_SHARD_STAT(keyspace_hits),
+          (unsigned long long)SUM_SHARD_STAT(keyspace_misses));
+    }
+    if (section_wanted(c, "replication", true)) {
+        P("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n\r\n");
+    }
+    if (section_wanted(c, "cpu", true)) {
+        struct rusage self, children;
+        getrusage(RUSAGE_SELF, &self);
+        getrusage(RUSAGE_CHILDREN, &children);
+        P("# CPU\r\nused_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\nused_cpu_sys_children:%ld.%06ld\r\n"
+          "used_cpu_user_children:%ld.%06ld\r\n\r\n",
+          (long)self.ru_stime.tv_sec, (long)self.ru_stime.tv_usec, (long)self.ru_utime.tv_sec, (long)self.ru_utime.tv_usec,
+          (long)children.ru_stime.tv_sec, (long)children.ru_stime.tv_usec,
+          (long)children.ru_utime.tv_sec, (long)children.ru_utime.tv_usec);
+    }
+    if (section_wanted(c, "cluster", true)) P("# Cluster\r\ncluster_enabled:0\r\n\r\n");
+    if (section_wanted(c, "keyspace", true)) {
+        P("# Keyspace\r\n");
+        for (unsigned d = 0; d < c->shards[0]->ndb; d++) {
+            size_t keys = 0, expires = 0;
+            for (unsigned s = 0; s < c->nshards; s++) {
+                keys += table_size(&c->shards[s]->dbs[d].table);
+                expires += c->shards[s]->dbs[d].expires;
+            }
+            if (keys) P("db%u:keys=%zu,expires=%zu,avg_ttl=0\r\n", d, keys, expires);
+        }
+        P("\r\n");
+    }
+    if (section_wanted(c, "ringkv", true)) {
+        P("# ringkv\r\nthreads:%u\r\n", srv.nworkers);
+        for (unsigned i = 0; i < srv.nworkers; i++) {
+            struct worker_stats *s = &srv.workers[i].stats;
+            uint64_t cmds = __atomic_load_n(&s->commands, __ATOMIC_RELAXED) + __atomic_load_n(&s->forwarded_in, __ATOMIC_RELAXED);
+            uint64_t sys = __atomic_load_n(&s->submits, __ATOMIC_RELAXED);
+            P("thread%u:cpu=%d,connections=%llu,commands=%llu,forwarded_out=%llu,forwarded_in=%llu,"
+              "batches_out=%llu,batches_in=%llu,transactions=%llu,doorbells=%llu,submits=%llu,completions=%llu,"
+              "syscalls_per_command=%.4f,buffer_ring_exhausted=%llu\r\n",
+              i, srv.workers[i].cpu, (unsigned long long)s->connected, (unsigned long long)s->commands,
+              (unsigned long long)s->forwarded_out, (unsigned long long)s->forwarded_in,
+              (unsigned long long)s->batches_out, (unsigned long long)s->batches_in,
+              (unsigned long long)s->tx_started, (unsigned long long)s->doorbells, (unsigned long long)sys,
+              (unsigned long long)s->completions, cmds ? (double)sys / (double)cmds : 0.0,
+              (unsigned long long)s->enobufs);
+        }
+        P("\r\n");
+    }
+    /* Redis ends the text without the blank line of the last section */
+    if (out.len >= 2) out.len -= 2;
+    reply_verbatim(&c->r, out.buf ? out.buf : "", out.len, "txt");
+    rbuf_free(&out);
+}
+
+/* ---- TIME, LASTSAVE, SHUTDOWN, DEBUG ---- */
+
+void cmd_time(struct cmd_ctx *c) {
+    uint64_t us = ustime_now();
+    reply_array(&c->r, 2);
+    reply_bulk_ll(&c->r, (long long)(us / 1000000));
+    reply_bulk_ll(&c->r, (long long)(us % 1000000));
+}
+
+void cmd_lastsave(struct cmd_ctx *c) { reply_int(&c->r, srv.start_ms / 1000); }
+
+void cmd_shutdown(struct cmd_ctx *c) {
+    for (int i = 1; i < c->argc; i++) {
+        if (!(ARG_IS(i, "nosave") || ARG_IS(i, "save") || ARG_IS(i, "now") || ARG_IS(i, "force") || ARG_IS(i, "abort"))) {
+            reply_error(&c->r, ERR_SYNTAX);
+            return;
+        }
+        if (ARG_IS(i, "abort")) { reply_error(&c->r, "ERR No shutdown in progress."); return; }
+    }
+    fprintf(stdout, "ringkv: SHUTDOWN requested by a client, exiting\n");
+    fflush(stdout);
+    atomic_store(&srv.shutdown, true);
+    /* no reply: the connection closes as the server exits, as with Redis */
+}
+
+static void debug_populate(struct cmd_ctx *c) {
+    long long count, size = -1;
+    if (!str_to_ll(ARG(2).ptr, ARG(2).len, &count) || count < 0) {
+        reply_error(&c->r, "ERR value is out of range, must be positive");
+        return;
+    }
+    struct slice prefix = c->argc > 3 ? ARG(3) : SLICE_LIT("key");
+    if (c->argc > 4 && (!str_to_ll(ARG(4).ptr, ARG(4).len, &size) || size < 0)) {
+        reply_error(&c->r, "ERR value is out of range, must be positive");
+        return;
+    }
+    c->multi = true;
+    char kbuf[512], vbuf[64];
+    char *big = size > (long long)sizeof vbuf ? rk_malloc((size_t)size) : NULL;
+    for (long long i = 0; i < count; i++) {
+        int kl = snprintf(kbuf, sizeof kbuf, "%.*s:%lld", (int)(prefix.len > 400 ? 400 : prefix.len), prefix.ptr, i);
+        struct slice key = { kbuf, (size_t)kl };
+        if (db_lookup(c, key, LOOKUP_NOEXPIRE)) continue;
+        int vl = snprintf(vbuf, sizeof vbuf, "value:%lld", i);
+        struct slice val = { vbuf, (size_t)vl };
+        if (size >= 0) {
+            char *dst = big ? big : vbuf;
+            memset(dst, 0, (size_t)size);
+            memcpy(dst, vbuf, (size_t)vl < (size_t)size ? (size_t)vl : (size_t)size);
+            val = (struct slice){ dst, (size_t)size };
+        }
+        db_insert(c, entry_new_string(key, val, NO_EXPIRE));
+    }
+    free(big);
+    reply_ok(&c->r);
+}
+
+void cmd_debug(struct cmd_ctx *c) {
+    if (ARG_IS(1, "sleep") && c->argc == 3) {
+        double secs;
+        if (!str_to_d(ARG(2).ptr, ARG(2).len, &secs)) { reply_error(&c->r, ERR_NOT_FLOAT); return; }
+        struct timespec ts = { (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
+        nanosleep(&ts, NULL);
+        reply_ok(&c->r);
+    } else if (ARG_IS(1, "populate") && c->argc >= 3 && c->argc <= 5) {
+        debug_populate(c);
+    } else if (ARG_IS(1, "set-active-expire") && c->argc == 3) {
+        reply_ok(&c->r);
+    } else if (ARG_IS(1, "help")) {
+        static const char *help[] = {
+            "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "POPULATE <count> [<prefix>] [<size>]",
+            "    Create <count> string keys named key:<num>.",
+            "SLEEP <seconds>",
+            "    Stop the server for <seconds>. Decimals allowed.",
+        };
+        reply_help(&c->r, help, RK_ARRAY_LEN(help));
+    } else {
+        reply_errorf(&c->r, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try DEBUG HELP.",
+                     (int)ARG(1).len, ARG(1).ptr);
+    }
+}

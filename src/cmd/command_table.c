@@ -1,0 +1,195 @@
+/*
+ * The command table: every command ringkv knows, with its arity, flags, key
+ * positions, handler and the metadata COMMAND INFO/DOCS report.
+ *
+ * Container commands (CLIENT, CONFIG, COMMAND) list their subcommands as
+ * commands of their own, named "parent|sub" as Redis names them; the
+ * dispatcher resolves the subcommand first, so each has its own arity,
+ * flags and routing. A subcommand without a handler uses its parent's.
+ *
+ * Lookup is a small open-addressing table over the lowercased name, built
+ * once at start.
+ */
+#include "ringkv/command.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+
+#define W CMD_WRITE
+#define R CMD_READONLY
+#define F CMD_FAST
+#define D CMD_DENYOOM
+#define A CMD_ADMIN
+#define L (CMD_LOADING | CMD_STALE)
+
+/* name, arity, flags, first, last, step, proc, keys_fn, acl, summary, since, group, complexity */
+#define CMD(name, arity, flags, fk, lk, st, proc, acl, summary, since, group, cx) \
+    { name, arity, flags, fk, lk, st, proc, NULL, acl, summary, since, group, cx, NULL, NULL, NULL }
+#define CONTAINER(name, subs, acl, summary, since, group) \
+    { name, -2, 0, 0, 0, 0, NULL, NULL, acl, summary, since, group, "Depends on subcommand.", NULL, subs, NULL }
+
+static const struct command client_subs[] = {
+    CMD("client|id", 2, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns the unique client ID of the connection.", "5.0.0", "connection", "O(1)"),
+    CMD("client|setname", 3, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Sets the connection name.", "2.6.9", "connection", "O(1)"),
+    CMD("client|getname", 2, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns the name of the connection.", "2.6.9", "connection", "O(1)"),
+    CMD("client|info", 2, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns information about the connection.", "6.2.0", "connection", "O(1)"),
+    CMD("client|setinfo", 4, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Sets information specific to the client or connection.", "7.2.0", "connection", "O(1)"),
+    CMD("client|no-evict", 3, CMD_CONN | A | L, 0, 0, 0, cmd_client, "@admin @slow @dangerous @connection", "Sets the client eviction mode of the connection.", "7.0.0", "connection", "O(1)"),
+    CMD("client|help", 2, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns helpful text about the different subcommands.", "5.0.0", "connection", "O(1)"),
+    { "client|list", -2, CMD_CONN | CMD_ALLSHARDS | A | L, 0, 0, 0, cmd_client, NULL, "@admin @slow @dangerous @connection",
+      "Lists open connections.", "2.4.0", "connection", "O(N) where N is the number of client connections", NULL, NULL, cmd_client_gather },
+    { "client|kill", -3, CMD_CONN | CMD_ALLSHARDS | A | L, 0, 0, 0, cmd_client, NULL, "@admin @slow @dangerous @connection",
+      "Terminates open connections.", "2.4.0", "connection", "O(N) where N is the number of client connections", NULL, NULL, cmd_client_gather },
+    { 0 }
+};
+
+static const struct command config_subs[] = {
+    CMD("config|get", -3, A | L | CMD_NOSCRIPT, 0, 0, 0, cmd_config, "@admin @slow @dangerous", "Returns the effective values of configuration parameters.", "2.0.0", "server", "O(N) when N is the number of configuration parameters provided"),
+    CMD("config|set", -4, A | L | CMD_NOSCRIPT, 0, 0, 0, cmd_config, "@admin @slow @dangerous", "Sets configuration parameters in-flight.", "2.0.0", "server", "O(N) when N is the number of configuration parameters provided"),
+    CMD("config|resetstat", 2, A | L | CMD_NOSCRIPT | CMD_ALLSHARDS, 0, 0, 0, cmd_config, "@admin @slow @dangerous", "Resets the server's statistics.", "2.0.0", "server", "O(1)"),
+    CMD("config|rewrite", 2, A | L | CMD_NOSCRIPT, 0, 0, 0, cmd_config, "@admin @slow @dangerous", "Persists the effective configuration to file.", "2.8.0", "server", "O(1)"),
+    CMD("config|help", 2, L, 0, 0, 0, cmd_config, "@slow", "Returns helpful text about the different subcommands.", "5.0.0", "server", "O(1)"),
+    { 0 }
+};
+
+static const struct command command_subs[] = {
+    CMD("command|count", 2, L, 0, 0, 0, cmd_command, "@slow @connection", "Returns a count of commands.", "2.8.13", "server", "O(1)"),
+    CMD("command|info", -2, L, 0, 0, 0, cmd_command, "@slow @connection", "Returns information about one, multiple or all commands.", "2.8.13", "server", "O(N) where N is the number of commands to look up"),
+    CMD("command|docs", -2, L, 0, 0, 0, cmd_command, "@slow @connection", "Returns documentary information about one, multiple or all commands.", "7.0.0", "server", "O(N) where N is the number of commands to look up"),
+    CMD("command|list", -2, L, 0, 0, 0, cmd_command, "@slow @connection", "Returns a list of command names.", "7.0.0", "server", "O(N) where N is the total number of Redis commands"),
+    CMD("command|getkeys", -3, L, 0, 0, 0, cmd_command, "@slow @connection", "Extracts the key names from an arbitrary command.", "2.8.13", "server", "O(N) where N is the number of arguments to the command"),
+    CMD("command|help", 2, L, 0, 0, 0, cmd_command, "@slow @connection", "Returns helpful text about the different subcommands.", "5.0.0", "server", "O(1)"),
+    { 0 }
+};
+
+static const struct command object_subs[] = {
+    CMD("object|encoding", 3, R, 2, 2, 1, cmd_object, "@keyspace @read @slow", "Returns the internal encoding of a Redis object.", "2.2.3", "generic", "O(1)"),
+    CMD("object|freq", 3, R, 2, 2, 1, cmd_object, "@keyspace @read @slow", "Returns the logarithmic access frequency counter of a Redis object.", "4.0.0", "generic", "O(1)"),
+    CMD("object|idletime", 3, R, 2, 2, 1, cmd_object, "@keyspace @read @slow", "Returns the time since the last access to a Redis object.", "2.2.3", "generic", "O(1)"),
+    CMD("object|refcount", 3, R, 2, 2, 1, cmd_object, "@keyspace @read @slow", "Returns the reference count of a value of a key.", "2.2.3", "generic", "O(1)"),
+    CMD("object|help", 2, L, 0, 0, 0, cmd_object, "@keyspace @slow", "Returns helpful text about the different subcommands.", "6.2.0", "generic", "O(1)"),
+    { 0 }
+};
+
+static const struct command commands[] = {
+    /* connection */
+    CMD("ping", -1, F | CMD_SENTINEL, 0, 0, 0, cmd_ping, "@fast @connection", "Returns the server's liveliness response.", "1.0.0", "connection", "O(1)"),
+    CMD("echo", 2, F, 0, 0, 0, cmd_echo, "@fast @connection", "Returns the given string.", "1.0.0", "connection", "O(1)"),
+    CMD("quit", -1, CMD_CONN | CMD_NOAUTH | F | L | CMD_NOSCRIPT, 0, 0, 0, cmd_quit, "@fast @connection", "Closes the connection.", "1.0.0", "connection", "O(1)"),
+    CMD("select", 2, CMD_CONN | F | L, 0, 0, 0, cmd_select, "@fast @connection", "Changes the selected database.", "1.0.0", "connection", "O(1)"),
+    CMD("hello", -1, CMD_CONN | CMD_NOAUTH | F | L | CMD_NOSCRIPT | CMD_SENTINEL, 0, 0, 0, cmd_hello, "@fast @connection", "Handshakes with the Redis server.", "6.0.0", "connection", "O(1)"),
+    CMD("auth", -2, CMD_CONN | CMD_NOAUTH | F | L | CMD_NOSCRIPT | CMD_SENTINEL, 0, 0, 0, cmd_auth, "@fast @connection", "Authenticates the connection.", "1.0.0", "connection", "O(N) where N is the number of passwords defined for the user"),
+    CMD("reset", 1, CMD_CONN | CMD_NOAUTH | F | L | CMD_NOSCRIPT, 0, 0, 0, cmd_reset, "@fast @connection", "Resets the connection.", "6.2.0", "connection", "O(1)"),
+    CONTAINER("client", client_subs, "@slow", "A container for client connection commands.", "2.4.0", "connection"),
+    /* server */
+    { "command", -1, L, 0, 0, 0, cmd_command, NULL, "@slow @connection", "Returns detailed information about all commands.", "2.8.13", "server", "O(N) where N is the total number of Redis commands", NULL, command_subs, NULL },
+    CONTAINER("config", config_subs, "@slow", "A container for server configuration commands.", "2.0.0", "server"),
+    CMD("info", -1, L | CMD_SENTINEL | CMD_ALLSHARDS, 0, 0, 0, cmd_info, "@slow @dangerous", "Returns information and statistics about the server.", "1.0.0", "server", "O(1)"),
+    CMD("dbsize", 1, R | F | CMD_ALLSHARDS, 0, 0, 0, cmd_dbsize, "@keyspace @read @fast", "Returns the number of keys in the database.", "1.0.0", "server", "O(1)"),
+    CMD("flushdb", -1, W | CMD_ALLSHARDS, 0, 0, 0, cmd_flushdb, "@keyspace @write @slow @dangerous", "Removes all keys from the current database.", "1.0.0", "server", "O(N) where N is the number of keys in the selected database"),
+    CMD("flushall", -1, W | CMD_ALLSHARDS, 0, 0, 0, cmd_flushall, "@keyspace @write @slow @dangerous", "Removes all keys from all databases.", "1.0.0", "server", "O(N) where N is the total number of keys in all databases"),
+    CMD("time", 1, F | L, 0, 0, 0, cmd_time, "@fast", "Returns the server time.", "2.6.0", "server", "O(1)"),
+    CMD("lastsave", 1, F | L, 0, 0, 0, cmd_lastsave, "@fast @dangerous", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0", "server", "O(1)"),
+    CMD("shutdown", -1, A | L | CMD_NOSCRIPT | CMD_SENTINEL, 0, 0, 0, cmd_shutdown, "@admin @slow @dangerous", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0", "server", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)"),
+    CMD("debug", -2, A | L | CMD_NOSCRIPT | CMD_ALLSHARDS, 0, 0, 0, cmd_debug, "@admin @slow @dangerous", "A container for debugging commands.", "1.0.0", "server", "Depends on subcommand."),
+    /* keys */
+    CMD("del", -2, W, 1, -1, 1, cmd_del, "@keyspace @write @slow", "Deletes one or more keys.", "1.0.0", "generic", "O(N) where N is the number of keys that will be removed."),
+    CMD("unlink", -2, W | F, 1, -1, 1, cmd_unlink, "@keyspace @write @fast", "Asynchronously deletes one or more keys.", "4.0.0", "generic", "O(1) for each key removed regardless of its size."),
+    CMD("exists", -2, R | F, 1, -1, 1, cmd_exists, "@keyspace @read @fast", "Determines whether one or more keys exist.", "1.0.0", "generic", "O(N) where N is the number of keys to check."),
+    CMD("touch", -2, R | F, 1, -1, 1, cmd_touch, "@keyspace @read @fast", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", "3.2.1", "generic", "O(N) where N is the number of keys that will be touched."),
+    CMD("type", 2, R | F, 1, 1, 1, cmd_type, "@keyspace @read @fast", "Determines the type of value stored at a key.", "1.0.0", "generic", "O(1)"),
+    CMD("keys", 2, R | CMD_ALLSHARDS, 0, 0, 0, cmd_keys, "@keyspace @read @slow @dangerous", "Returns all key names that match a pattern.", "1.0.0", "generic", "O(N) with N being the number of keys in the database"),
+    CMD("scan", -2, R | CMD_ALLSHARDS, 0, 0, 0, cmd_scan, "@keyspace @read @slow", "Iterates over the key names in the database.", "2.8.0", "generic", "O(1) for every call. O(N) for a complete iteration."),
+    CMD("randomkey", 1, R | CMD_ALLSHARDS, 0, 0, 0, cmd_randomkey, "@keyspace @read @slow", "Returns a random key name from the database.", "1.0.0", "generic", "O(1)"),
+    CMD("rename", 3, W, 1, 2, 1, cmd_rename, "@keyspace @write @slow", "Renames a key and overwrites the destination.", "1.0.0", "generic", "O(1)"),
+    CMD("renamenx", 3, W | F, 1, 2, 1, cmd_renamenx, "@keyspace @write @fast", "Renames a key only when the target key name doesn't exist.", "1.0.0", "generic", "O(1)"),
+    CMD("copy", -3, W | D, 1, 2, 1, cmd_copy, "@keyspace @write @slow", "Copies the value of a key to a new key.", "6.2.0", "generic", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values."),
+    CMD("move", 3, W | F, 1, 1, 1, cmd_move, "@keyspace @write @fast", "Moves a key to another database.", "1.0.0", "generic", "O(1)"),
+    CMD("swapdb", 3, W | F | CMD_ALLSHARDS, 0, 0, 0, cmd_swapdb, "@keyspace @write @fast @dangerous", "Swaps two Redis databases.", "4.0.0", "server", "O(N) where N is the count of clients watching or blocking on keys from both databases."),
+    CMD("expire", -3, W | F, 1, 1, 1, cmd_expire, "@keyspace @write @fast", "Sets the expiration time of a key in seconds.", "1.0.0", "generic", "O(1)"),
+    CMD("pexpire", -3, W | F, 1, 1, 1, cmd_pexpire, "@keyspace @write @fast", "Sets the expiration time of a key in milliseconds.", "2.6.0", "generic", "O(1)"),
+    CMD("expireat", -3, W | F, 1, 1, 1, cmd_expireat, "@keyspace @write @fast", "Sets the expiration time of a key to a Unix timestamp.", "1.2.0", "generic", "O(1)"),
+    CMD("pexpireat", -3, W | F, 1, 1, 1, cmd_pexpireat, "@keyspace @write @fast", "Sets the expiration time of a key to a Unix milliseconds timestamp.", "2.6.0", "generic", "O(1)"),
+    CMD("ttl", 2, R | F, 1, 1, 1, cmd_ttl, "@keyspace @read @fast", "Returns the expiration time in seconds of a key.", "1.0.0", "generic", "O(1)"),
+    CMD("pttl", 2, R | F, 1, 1, 1, cmd_pttl, "@keyspace @read @fast", "Returns the expiration time in milliseconds of a key.", "2.6.0", "generic", "O(1)"),
+    CMD("expiretime", 2, R | F, 1, 1, 1, cmd_expiretime, "@keyspace @read @fast", "Returns the expiration time of a key as a Unix timestamp.", "7.0.0", "generic", "O(1)"),
+    CMD("pexpiretime", 2, R | F, 1, 1, 1, cmd_pexpiretime, "@keyspace @read @fast", "Returns the expiration time of a key as a Unix milliseconds timestamp.", "7.0.0", "generic", "O(1)"),
+    CMD("persist", 2, W | F, 1, 1, 1, cmd_persist, "@keyspace @write @fast", "Removes the expiration time of a key.", "2.2.0", "generic", "O(1)"),
+    { "object", -2, 0, 0, 0, 0, cmd_object, NULL, "@slow", "A container for object introspection commands.", "2.2.3", "generic", "Depends on subcommand.", NULL, object_subs, NULL },
+    /* strings */
+    CMD("get", 2, R | F, 1, 1, 1, cmd_get, "@read @string @fast", "Returns the string value of a key.", "1.0.0", "string", "O(1)"),
+    CMD("set", -3, W | D, 1, 1, 1, cmd_set, "@write @string @slow", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", "1.0.0", "string", "O(1)"),
+    CMD("setnx", 3, W | D | F, 1, 1, 1, cmd_setnx, "@write @string @fast", "Set the string value of a key only when the key doesn't exist.", "1.0.0", "string", "O(1)"),
+    CMD("setex", 4, W | D, 1, 1, 1, cmd_setex, "@write @string @slow", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", "2.0.0", "string", "O(1)"),
+    CMD("psetex", 4, W | D, 1, 1, 1, cmd_psetex, "@write @string @slow", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", "2.6.0", "string", "O(1)"),
+    CMD("getset", 3, W | D | F, 1, 1, 1, cmd_getset, "@write @string @fast", "Returns the previous string value of a key after setting it to a new value.", "1.0.0", "string", "O(1)"),
+    CMD("getdel", 2, W | F, 1, 1, 1, cmd_getdel, "@write @string @fast", "Returns the string value of a key after deleting the key.", "6.2.0", "string", "O(1)"),
+    CMD("getex", -2, W | F, 1, 1, 1, cmd_getex, "@write @string @fast", "Returns the string value of a key after setting its expiration time.", "6.2.0", "string", "O(1)"),
+    CMD("mget", -2, R | F, 1, -1, 1, cmd_mget, "@read @string @fast", "Atomically returns the string values of one or more keys.", "1.0.0", "string", "O(N) where N is the number of keys to retrieve."),
+    CMD("mset", -3, W | D, 1, -1, 2, cmd_mset, "@write @string @slow", "Atomically creates or modifies the string values of one or more keys.", "1.0.1", "string", "O(N) where N is the number of keys to set."),
+    CMD("msetnx", -3, W | D, 1, -1, 2, cmd_msetnx, "@write @string @slow", "Atomically modifies the string values of one or more keys only when all keys don't exist.", "1.0.1", "string", "O(N) where N is the number of keys to set."),
+    CMD("append", 3, W | D | F, 1, 1, 1, cmd_append, "@write @string @fast", "Appends a string to the value of a key. Creates the key if it doesn't exist.", "2.0.0", "string", "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation."),
+    CMD("strlen", 2, R | F, 1, 1, 1, cmd_strlen, "@read @string @fast", "Returns the length of a string value.", "2.2.0", "string", "O(1)"),
+    CMD("getrange", 4, R, 1, 1, 1, cmd_getrange, "@read @string @slow", "Returns a substring of the string stored at a key.", "2.4.0", "string", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings."),
+    CMD("substr", 4, R, 1, 1, 1, cmd_getrange, "@read @string @slow", "Returns a substring from a string value.", "1.0.0", "string", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings."),
+    CMD("setrange", 4, W | D, 1, 1, 1, cmd_setrange, "@write @string @slow", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", "2.2.0", "string", "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument."),
+    CMD("incr", 2, W | D | F, 1, 1, 1, cmd_incr, "@write @string @fast", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "string", "O(1)"),
+    CMD("decr", 2, W | D | F, 1, 1, 1, cmd_decr, "@write @string @fast", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "string", "O(1)"),
+    CMD("incrby", 3, W | D | F, 1, 1, 1, cmd_incrby, "@write @string @fast", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "string", "O(1)"),
+    CMD("decrby", 3, W | D | F, 1, 1, 1, cmd_decrby, "@write @string @fast", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", "1.0.0", "string", "O(1)"),
+    CMD("incrbyfloat", 3, W | D | F, 1, 1, 1, cmd_incrbyfloat, "@write @string @fast", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "2.6.0", "string", "O(1)"),
+};
+
+/* ---- lookup ---- */
+
+#define LOOKUP_SIZE 512   /* power of two, well above the command count */
+static const struct command *lookup_table[LOOKUP_SIZE];
+
+static uint32_t name_hash(const char *lower, size_t len) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)lower[i]) * 16777619u;
+    return h;
+}
+
+void command_table_init(void) {
+    static bool done;
+    if (done) return;
+    done = true;
+    for (size_t i = 0; i < RK_ARRAY_LEN(commands); i++) {
+        const struct command *cmd = &commands[i];
+        uint32_t h = name_hash(cmd->name, strlen(cmd->name)) & (LOOKUP_SIZE - 1);
+        while (lookup_table[h]) h = (h + 1) & (LOOKUP_SIZE - 1);
+        lookup_table[h] = cmd;
+    }
+}
+
+const struct command *command_lookup(const char *name, size_t len) {
+    char lower[32];
+    if (len == 0 || len >= sizeof lower) return NULL;
+    for (size_t i = 0; i < len; i++) lower[i] = (char)tolower((unsigned char)name[i]);
+    uint32_t h = name_hash(lower, len) & (LOOKUP_SIZE - 1);
+    for (const struct command *cmd; (cmd = lookup_table[h]); h = (h + 1) & (LOOKUP_SIZE - 1))
+        if (strncmp(cmd->name, lower, len) == 0 && cmd->name[len] == '\0') return cmd;
+    return NULL;
+}
+
+const struct command *command_lookup_sub(const struct command *parent, struct slice name) {
+    size_t plen = strlen(parent->name) + 1;   /* "client|" */
+    for (const struct command *sub = parent->subcommands; sub && sub->name; sub++)
+        if (strlen(sub->name) - plen == name.len && strncasecmp(sub->name + plen, name.ptr, name.len) == 0)
+            return sub;
+    return NULL;
+}
+
+size_t command_count(void) { return RK_ARRAY_LEN(commands); }
+const struct command *command_at(size_t i) { return i < RK_ARRAY_LEN(commands) ? &commands[i] : NULL; }
+
+int command_key_positions(const struct command *cmd, int argc, const struct slice *argv, int *pos, int maxpos) {
+    if (cmd->keys_fn) return cmd->keys_fn(argc, argv, pos, maxpos);
+    if (cmd->first_key == 0 || argc <= cmd->first_key) return 0;
+    int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
+    if (last >= argc) last = argc - 1;
+    int n = 0;
+    for (int i = cmd->first_key; i <= last && n < maxpos; i += cmd->key_step) pos[n++] = i;
+    return n;
+}

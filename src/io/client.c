@@ -1,0 +1,409 @@
+/*
+ * Client connections: input buffering, parsing, reply ordering and sends.
+ *
+ * Input is parsed straight out of the receive buffer the kernel filled. Only
+ * when a frame is cut by the end of a buffer, or the client is paused
+ * (waiting on another shard, or its replies are not being read), are the
+ * remaining bytes copied into c->in, and later data appended there until the
+ * frame is whole.
+ *
+ * Replies are written into c->out. While any of a client's commands is out
+ * on another shard, later replies are parked in c->rq in request order
+ * instead, and the contiguous ready prefix moves to c->out as forwarded
+ * replies come back. One send per client is in flight at a time: c->out and
+ * c->sending swap when it completes.
+ *
+ * A client is freed only when no io_uring operation refers to it any more
+ * (pending_ops == 0), so a late completion never touches freed memory.
+ */
+#include "ringkv/server.h"
+#include "ringkv/config.h"
+#include "ringkv/util.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "io_internal.h"
+
+#define OUTPUT_PAUSE_BYTES  (4u << 20)    /* stop reading a client with this much unsent */
+#define INPUT_STOP_BYTES    (1u << 20)    /* ...and stop receiving once this much is queued */
+#define KEEP_BUFFER_BYTES   (64u << 10)   /* larger idle buffers are released */
+
+static void format_addr(int fd, bool local, char *dst, size_t len) {
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    int rc = local ? getsockname(fd, (struct sockaddr *)&ss, &sl) : getpeername(fd, (struct sockaddr *)&ss, &sl);
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (rc == 0 && ss.ss_family == AF_INET) {
+        struct sockaddr_in *s = (struct sockaddr_in *)&ss;
+        inet_ntop(AF_INET, &s->sin_addr, ip, sizeof ip);
+        port = ntohs(s->sin_port);
+    } else if (rc == 0 && ss.ss_family == AF_INET6) {
+        struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
+        inet_ntop(AF_INET6, &s->sin6_addr, ip, sizeof ip);
+        port = ntohs(s->sin6_port);
+    }
+    snprintf(dst, len, "%s:%d", ip, port);
+}
+
+struct client *client_new(struct worker *w, int fd) {
+    if (w->nfree == 0) {
+        uint32_t old = w->nclients_cap, cap = old ? old * 2 : 64;
+        w->clients = rk_realloc(w->clients, cap * sizeof *w->clients);
+        w->free_idx = rk_realloc(w->free_idx, cap * sizeof *w->free_idx);
+        for (uint32_t i = old; i < cap; i++) w->clients[i] = NULL;
+        for (uint32_t i = cap; i > old; i--) w->free_idx[w->nfree++] = i - 1;
+        w->nclients_cap = cap;
+    }
+    static _Thread_local uint32_t gen_counter;
+    struct client *c = rk_calloc(1, sizeof *c);
+    c->idx = w->free_idx[--w->nfree];
+    c->gen = ++gen_counter & 0xFFFFFF;
+    w->clients[c->idx] = c;
+    c->w = w;
+    c->fd = fd;
+    c->resp = 2;
+    c->id = atomic_fetch_add(&srv.next_client_id, 1);
+    const char *pass = __atomic_load_n(&rk_config.requirepass, __ATOMIC_ACQUIRE);
+    if (!pass || !pass[0]) c->flags |= CF_AUTHED;
+    c->ctime_ms = c->last_ms = w->now_ms;
+    c->last_cmd = "NULL";
+    format_addr(fd, false, c->addr, sizeof c->addr);
+    format_addr(fd, true, c->laddr, sizeof c->laddr);
+    w->stats.connections_total++;
+    w->stats.connected++;
+    return c;
+}
+
+struct client *client_by_ref(struct worker *w, uint32_t idx, uint32_t gen) {
+    if (idx >= w->nclients_cap) return NULL;
+    struct client *c = w->clients[idx];
+    return (c && (c->gen & 0xFFFFFF) == (gen & 0xFFFFFF)) ? c : NULL;
+}
+
+static void unlink_shard_waiter(struct client *c) {
+    struct worker *w = c->w;
+    struct client **pp = &w->shard_waiters;
+    while (*pp && *pp != c) pp = &(*pp)->next_wait;
+    if (*pp) {
+        *pp = c->next_wait;
+        if (w->shard_waiters_tail == &c->next_wait) w->shard_waiters_tail = pp;
+    }
+    c->next_wait = NULL;
+}
+
+/* Closing starts here: the socket is shut down so that outstanding
+ * operations complete, and the memory goes when the last one has. */
+void client_close(struct client *c) {
+    if (c->flags & CF_CLOSING) return;
+    c->flags |= CF_CLOSING;
+    if (c->wait == WAIT_SHARD) unlink_shard_waiter(c);
+    c->wait = WAIT_NONE;
+    shutdown(c->fd, SHUT_RDWR);
+    if (c->flags & CF_RECV_ARMED) worker_cancel_recv(c);
+    /* Freed from client_flush_sends(), never under a caller that still
+     * holds the pointer (a command may close its own client). */
+    client_mark_flush(c);
+}
+
+void client_free_now(struct client *c) {
+    struct worker *w = c->w;
+    if (c->wait == WAIT_SHARD) unlink_shard_waiter(c);
+    close(c->fd);
+    w->clients[c->idx] = NULL;
+    w->free_idx[w->nfree++] = c->idx;
+    rbuf_free(&c->in);
+    rbuf_free(&c->out);
+    rbuf_free(&c->sending);
+    if (c->rq) {
+        free(c->rq->items);
+        rbuf_free(&c->rq->bytes);
+        free(c->rq);
+    }
+    free(c->name);
+    free(c->lib_name);
+    free(c->lib_ver);
+    w->stats.connected--;
+    atomic_fetch_sub(&srv.connected, 1);
+    free(c);
+}
+
+/* A client on the flush list must not be freed under it; client_flush_sends
+ * frees closing clients it meets. */
+void client_maybe_free(struct client *c) {
+    if ((c->flags & CF_CLOSING) && c->pending_ops == 0 && !(c->flags & CF_IN_FLUSH_LIST))
+        client_free_now(c);
+}
+
+void client_mark_flush(struct client *c) {
+    if (c->flags & CF_IN_FLUSH_LIST) return;
+    c->flags |= CF_IN_FLUSH_LIST;
+    c->next_flush = c->w->flush_list;
+    c->w->flush_list = c;
+}
+
+size_t client_output_size(const struct client *c) {
+    return c->out.len + (c->sending.len - c->sent) + (c->rq ? c->rq->bytes.len : 0);
+}
+
+/* ---- input ---- */
+
+static void protocol_error(struct client *c, const char *msg) {
+    struct reply r = { &c->out, c->resp };
+    reply_errorf(&r, "ERR %s", msg);
+    c->flags |= CF_CLOSE_AFTER;
+    client_mark_flush(c);
+}
+
+/* Parse and run commands from buf; returns the bytes consumed. Stops at an
+ * incomplete frame, when the client must wait, or when it is closing. */
+static size_t parse_loop(struct client *c, const char *buf, size_t len) {
+    struct resp_parser *p = &c->w->parser;
+    size_t off = 0;
+    p->max_bulk_len = CONFIG_GET(proto_max_bulk_len);
+    while (off < len) {
+        if (c->flags & (CF_CLOSE_AFTER | CF_CLOSING)) return len;
+        p->unauthenticated = !(c->flags & CF_AUTHED);
+        size_t used = 0;
+        enum resp_status st = resp_parse(p, buf + off, len - off, &used);
+        if (st == RESP_INCOMPLETE) {
+            c->in_need = p->need;
+            break;
+        }
+        if (st == RESP_ERROR) {
+            protocol_error(c, p->error);
+            return len;
+        }
+        if (st == RESP_OK) {
+            if (dispatch_command(c, (int)p->argc, p->argv) == DISPATCH_WAIT) break;
+        }
+        off += used;
+        c->in_need = 0;
+        if (c->wait != WAIT_NONE) break;
+        if (RK_UNLIKELY(client_output_size(c) > OUTPUT_PAUSE_BYTES)) {
+            c->wait = WAIT_OUTPUT;
+            break;
+        }
+    }
+    return off;
+}
+
+static void maybe_stop_receiving(struct client *c) {
+    if (c->wait == WAIT_OUTPUT && c->in.len - c->in_off > INPUT_STOP_BYTES &&
+        !(c->flags & CF_RECV_STOPPED)) {
+        c->flags |= CF_RECV_STOPPED;
+        c->flags &= ~CF_NEED_RECV;
+        if (c->flags & CF_RECV_ARMED) worker_cancel_recv(c);
+    }
+}
+
+void client_process_input(struct client *c) {
+    if (c->wait != WAIT_NONE || (c->flags & CF_CLOSING)) return;
+    size_t avail = c->in.len - c->in_off;
+    if (avail == 0 || avail < c->in_need) return;
+    size_t n = parse_loop(c, c->in.buf + c->in_off, avail);
+    c->in_off += n;
+    if (c->in_off == c->in.len) {
+        c->in.len = c->in_off = 0;
+        if (c->in.cap > KEEP_BUFFER_BYTES) rbuf_free(&c->in);
+    } else if (c->in_off > c->in.len / 2) {
+        memmove(c->in.buf, c->in.buf + c->in_off, c->in.len - c->in_off);
+        c->in.len -= c->in_off;
+        c->in_off = 0;
+    }
+}
+
+void client_on_recv(struct client *c, const char *data, size_t len) {
+    struct worker *w = c->w;
+    w->stats.net_in += len;
+    c->last_ms = w->now_ms;
+    if (c->in.len == 0 && c->wait == WAIT_NONE) {
+        size_t n = parse_loop(c, data, len);
+        if (n < len && !(c->flags & (CF_CLOSING | CF_CLOSE_AFTER)))
+            rbuf_append(&c->in, data + n, len - n);
+        maybe_stop_receiving(c);
+        return;
+    }
+    rbuf_append(&c->in, data, len);
+    if (c->in.len - c->in_off > (size_t)CONFIG_GET(client_query_buffer_limit)) {
+        client_close(c);
+        return;
+    }
+    client_process_input(c);
+    maybe_stop_receiving(c);
+}
+
+/* The reason a client waited is gone: run what it has buffered. */
+void client_resume(struct client *c) {
+    if (c->flags & CF_CLOSING) return;
+    c->wait = WAIT_NONE;
+    client_process_input(c);
+    if (c->wait == WAIT_NONE && (c->flags & CF_RECV_STOPPED)) {
+        c->flags &= ~CF_RECV_STOPPED;
+        if (!(c->flags & CF_RECV_ARMED)) {
+            c->flags |= CF_NEED_RECV;
+            client_mark_flush(c);
+        }
+    }
+}
+
+void client_wait_on_shard(struct client *c) {
+    struct worker *w = c->w;
+    c->wait = WAIT_SHARD;
+    c->next_wait = NULL;
+    *w->shard_waiters_tail = c;
+    w->shard_waiters_tail = &c->next_wait;
+}
+
+/* ---- reply ordering ---- */
+
+static void rq_move_ready(struct client *c) {
+    struct reply_queue *q = c->rq;
+    while (q->count && q->items[q->head].ready) {
+        struct pending_reply *it = &q->items[q->head];
+        rbuf_append(&c->out, q->bytes.buf + it->off, it->len);
+        q->head = (q->head + 1) % q->cap;
+        q->count--;
+        q->base_seq++;
+    }
+    if (q->count == 0) q->bytes.len = 0;
+    client_mark_flush(c);
+}
+
+/* A reply for request seq came back from another shard. */
+void client_reply_ready(struct client *c, uint32_t seq, const char *p, size_t len) {
+    struct reply_queue *q = c->rq;
+    uint32_t pos = (q->head + (seq - q->base_seq)) % q->cap;
+    struct pending_reply *it = &q->items[pos];
+    it->off = (uint32_t)q->bytes.len;
+    it->len = (uint32_t)len;
+    it->ready = true;
+    rbuf_append(&q->bytes, p, len);
+    c->inflight--;
+    rq_move_ready(c);
+    if (c->inflight == 0 && c->wait == WAIT_FORWARDS) client_resume(c);
+}
+
+/* Reserve the next position in request order; returns its sequence number. */
+uint32_t client_reserve_reply(struct client *c) {
+    if (!c->rq) c->rq = rk_calloc(1, sizeof *c->rq);
+    struct reply_queue *q = c->rq;
+    if (q->count == q->cap) {
+        uint32_t cap = q->cap ? q->cap * 2 : 16;
+        struct pending_reply *items = rk_malloc(cap * sizeof *items);
+        for (uint32_t i = 0; i < q->count; i++) items[i] = q->items[(q->head + i) % q->cap];
+        free(q->items);
+        q->items = items;
+        q->head = 0;
+        q->cap = cap;
+    }
+    uint32_t pos = (q->head + q->count) % q->cap;
+    q->items[pos].ready = false;
+    q->count++;
+    return q->base_seq + q->count - 1;
+}
+
+bool client_replies_queued(const struct client *c) { return c->rq && c->rq->count > 0; }
+
+/* Local replies behind a forwarded one: the reply was written to rq->bytes
+ * from start_off; record it as a ready item. */
+void client_queue_local_reply(struct client *c, size_t start_off) {
+    struct reply_queue *q = c->rq;
+    uint32_t seq = client_reserve_reply(c);
+    uint32_t pos = (q->head + (seq - q->base_seq)) % q->cap;
+    q->items[pos].off = (uint32_t)start_off;
+    q->items[pos].len = (uint32_t)(q->bytes.len - start_off);
+    q->items[pos].ready = true;
+}
+
+/* ---- output ---- */
+
+static void start_send(struct client *c) {
+    struct rbuf tmp = c->sending;
+    c->sending = c->out;
+    c->out = tmp;
+    c->out.len = 0;
+    c->sent = 0;
+    struct io_uring_sqe *sqe = worker_sqe(c->w);
+    io_uring_prep_send(sqe, c->fd, c->sending.buf, c->sending.len, MSG_NOSIGNAL);
+    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_SEND, c->gen, c->idx));
+    c->flags |= CF_SEND_INFLIGHT;
+    c->pending_ops++;
+}
+
+void client_on_send(struct client *c, int res) {
+    c->pending_ops--;
+    c->flags &= ~CF_SEND_INFLIGHT;
+    if (res < 0 || (c->flags & CF_CLOSING)) {
+        if (!(c->flags & CF_CLOSING)) client_close(c);
+        client_maybe_free(c);
+        return;
+    }
+    c->w->stats.net_out += (uint64_t)res;
+    c->sent += (size_t)res;
+    if (c->sent < c->sending.len) {
+        /* short send: the rest goes next, still one send in flight */
+        struct io_uring_sqe *sqe = worker_sqe(c->w);
+        io_uring_prep_send(sqe, c->fd, c->sending.buf + c->sent, c->sending.len - c->sent, MSG_NOSIGNAL);
+        io_uring_sqe_set_data64(sqe, UD_MAKE(UD_SEND, c->gen, c->idx));
+        c->flags |= CF_SEND_INFLIGHT;
+        c->pending_ops++;
+        return;
+    }
+    c->sending.len = 0;
+    c->sent = 0;
+    if (c->sending.cap > KEEP_BUFFER_BYTES) rbuf_free(&c->sending);
+    if (c->out.len || (c->flags & CF_CLOSE_AFTER)) client_mark_flush(c);
+    if (c->wait == WAIT_OUTPUT && client_output_size(c) < OUTPUT_PAUSE_BYTES / 2) client_resume(c);
+}
+
+/* End of the loop iteration: one send per client with new output, receives
+ * re-armed, clients that finished closing freed. */
+void client_flush_sends(struct worker *w) {
+    struct client *c = w->flush_list;
+    w->flush_list = NULL;
+    while (c) {
+        struct client *next = c->next_flush;
+        c->flags &= ~CF_IN_FLUSH_LIST;
+        if (!(c->flags & CF_CLOSING)) {
+            if (c->out.len && !(c->flags & CF_SEND_INFLIGHT)) start_send(c);
+            if ((c->flags & CF_NEED_RECV) && !(c->flags & (CF_RECV_ARMED | CF_RECV_STOPPED)))
+                worker_arm_recv(c);
+            if ((c->flags & CF_CLOSE_AFTER) && !(c->flags & CF_SEND_INFLIGHT) && c->out.len == 0)
+                client_close(c);
+        }
+        client_maybe_free(c);
+        c = next;
+    }
+}
+
+void client_info_line(struct client *c, struct rbuf *out, long long now_ms) {
+    char line[1024];
+    int n = snprintf(line, sizeof line,
+        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 psub=0 ssub=0 "
+        "multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 oll=0 omem=%zu "
+        "tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+        (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
+        (now_ms - c->ctime_ms) / 1000, (now_ms - c->last_ms) / 1000, c->db,
+        c->in.len - c->in_off, c->in.cap - c->in.len, c->in.cap, client_output_size(c),
+        sizeof *c + c->in.cap + c->out.cap + c->sending.cap, c->last_cmd, c->resp,
+        c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
+    rbuf_append(out, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+/* Once a second or so: close clients idle longer than `timeout`. */
+void client_cron(struct worker *w) {
+    long long timeout = CONFIG_GET(timeout);
+    if (timeout <= 0) return;
+    for (uint32_t i = 0; i < w->nclients_cap; i++) {
+        struct client *c = w->clients[i];
+        if (c && !(c->flags & CF_CLOSING) && c->wait == WAIT_NONE && c->inflight == 0 &&
+            w->now_ms - c->last_ms > timeout * 1000)
+            client_close(c);
+    }
+}

@@ -1,0 +1,397 @@
+/*
+ * Worker threads and their io_uring event loops.
+ *
+ * Each worker runs the same loop:
+ *
+ *   1. reap every completion (accepts, received data, finished sends,
+ *      doorbells) and act on it: received bytes are parsed and executed at
+ *      once, replies are appended to the client's output buffer;
+ *   2. drain the message rings from the other workers;
+ *   3. push the batches built for other shards, ring the doorbell of any
+ *      target that may be asleep (an IORING_OP_MSG_RING SQE in our own ring,
+ *      so waking a peer costs no extra syscall);
+ *   4. queue one send per client with new output and re-arm receives;
+ *   5. submit everything and wait, in one io_uring_enter.
+ *
+ * Receives are multishot into a provided-buffer ring. A buffer is handed
+ * back to the kernel as soon as its bytes are parsed (a partial frame is
+ * copied into the client first), so no buffer outlives the completion that
+ * delivered it.
+ */
+#include "ringkv/server.h"
+#include "ringkv/config.h"
+#include "ringkv/util.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "io_internal.h"
+
+struct server srv;
+
+#define BUF_GROUP 0
+#define RING_ENTRIES 4096
+
+static void worker_log(struct worker *w, const char *what, int err) {
+    fprintf(stderr, "ringkv: worker %u: %s: %s\n", w->id, what, strerror(err));
+}
+
+/* SINGLE_ISSUER|DEFER_TASKRUN keeps completion work on this thread and out of
+ * interrupts; older kernels refuse the flags, so fall back step by step. */
+static int ring_init(struct worker *w) {
+    static const unsigned flag_sets[] = {
+        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN,
+        IORING_SETUP_COOP_TASKRUN,
+        0,
+    };
+    int rc = -EINVAL;
+    for (size_t i = 0; i < RK_ARRAY_LEN(flag_sets); i++) {
+        struct io_uring_params p = {0};
+        p.flags = flag_sets[i] | IORING_SETUP_CQSIZE;
+        p.cq_entries = RING_ENTRIES * 4;
+        rc = io_uring_queue_init_params(RING_ENTRIES, &w->ring, &p);
+        if (rc == 0) {
+            w->ring_fd = w->ring.ring_fd;
+            return 0;
+        }
+    }
+    return rc;
+}
+
+static int buffers_init(struct worker *w) {
+    unsigned n = 1;
+    while (n < (unsigned)rk_config.io_buffers) n <<= 1;
+    w->nbufs = n;
+    w->buf_size = (unsigned)rk_config.io_buffer_size;
+    size_t ring_bytes = n * sizeof(struct io_uring_buf);
+    void *mem = mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+    if (mem == MAP_FAILED) return -errno;
+    w->br = mem;
+    /* The buffers themselves: pages are only touched once the kernel fills
+     * them, so unused capacity costs address space, not RSS. */
+    w->bufs = mmap(NULL, (size_t)n * w->buf_size, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+    if (w->bufs == MAP_FAILED) return -errno;
+    struct io_uring_buf_reg reg = { .ring_addr = (unsigned long)w->br, .ring_entries = n, .bgid = BUF_GROUP };
+    int rc = io_uring_register_buf_ring(&w->ring, &reg, 0);
+    if (rc) return rc;
+    io_uring_buf_ring_init(w->br);
+    for (unsigned i = 0; i < n; i++)
+        io_uring_buf_ring_add(w->br, w->bufs + (size_t)i * w->buf_size, w->buf_size, i,
+                              io_uring_buf_ring_mask(n), i);
+    io_uring_buf_ring_advance(w->br, n);
+    return 0;
+}
+
+void worker_recycle_buffer(struct worker *w, unsigned bid) {
+    io_uring_buf_ring_add(w->br, w->bufs + (size_t)bid * w->buf_size, w->buf_size, bid,
+                          io_uring_buf_ring_mask(w->nbufs), 0);
+    io_uring_buf_ring_advance(w->br, 1);
+}
+
+/* An SQE, submitting first if the submission queue is full. */
+struct io_uring_sqe *worker_sqe(struct worker *w) {
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+    if (RK_UNLIKELY(!sqe)) {
+        io_uring_submit(&w->ring);
+        w->stats.submits++;
+        sqe = io_uring_get_sqe(&w->ring);
+    }
+    return sqe;
+}
+
+static int listener_open(struct worker *w) {
+    char host[256];
+    const char *addr = __atomic_load_n(&rk_config.bind, __ATOMIC_ACQUIRE);
+    /* "bind 127.0.0.1 -::1": we listen on the first address. */
+    size_t hl = strcspn(addr, " ");
+    if (addr[0] == '-') { addr++; hl--; }
+    if (hl >= sizeof host) hl = sizeof host - 1;
+    memcpy(host, addr, hl);
+    host[hl] = '\0';
+    if (host[0] == '\0' || strcmp(host, "*") == 0) strcpy(host, "0.0.0.0");
+
+    char port[16];
+    snprintf(port, sizeof port, "%lld", rk_config.port);
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICHOST };
+    struct addrinfo *res;
+    int rc = getaddrinfo(host, port, &hints, &res);
+    if (rc != 0) {
+        fprintf(stderr, "ringkv: invalid bind address '%s': %s\n", host, gai_strerror(rc));
+        return -1;
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
+        bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 511) < 0) {
+        fprintf(stderr, "ringkv: could not listen on %s:%s: %s\n", host, port, strerror(errno));
+        if (fd >= 0) close(fd);
+        freeaddrinfo(res);
+        return -1;
+    }
+    freeaddrinfo(res);
+    w->listen_fd = fd;
+    (void)w;
+    return 0;
+}
+
+static void arm_accept(struct worker *w) {
+    struct io_uring_sqe *sqe = worker_sqe(w);
+    io_uring_prep_multishot_accept(sqe, w->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_ACCEPT, 0, 0));
+}
+
+void worker_arm_recv(struct client *c) {
+    struct io_uring_sqe *sqe = worker_sqe(c->w);
+    io_uring_prep_recv_multishot(sqe, c->fd, NULL, 0, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = BUF_GROUP;
+    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_RECV, c->gen, c->idx));
+    c->flags |= CF_RECV_ARMED;
+    c->flags &= ~CF_NEED_RECV;
+    c->pending_ops++;
+}
+
+void worker_cancel_recv(struct client *c) {
+    struct io_uring_sqe *sqe = worker_sqe(c->w);
+    io_uring_prep_cancel64(sqe, UD_MAKE(UD_RECV, c->gen, c->idx), 0);
+    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_IGNORE, 0, 0));
+    sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+}
+
+static void reject_client(int fd) {
+    static const char msg[] = "-ERR max number of clients reached\r\n";
+    ssize_t n = write(fd, msg, sizeof msg - 1);
+    (void)n;
+    close(fd);
+}
+
+static void on_accept(struct worker *w, struct io_uring_cqe *cqe) {
+    if (!(cqe->flags & IORING_CQE_F_MORE)) arm_accept(w);
+    if (cqe->res < 0) {
+        if (cqe->res != -ECANCELED) worker_log(w, "accept", -cqe->res);
+        return;
+    }
+    int fd = cqe->res;
+    long now = atomic_fetch_add(&srv.connected, 1) + 1;
+    if (now > CONFIG_GET(maxclients)) {
+        atomic_fetch_sub(&srv.connected, 1);
+        w->stats.rejected++;
+        reject_client(fd);
+        return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct client *c = client_new(w, fd);
+    worker_arm_recv(c);
+}
+
+static void on_recv(struct worker *w, struct io_uring_cqe *cqe, uint32_t idx, uint32_t gen) {
+    struct client *c = client_by_ref(w, idx, gen);
+    bool more = cqe->flags & IORING_CQE_F_MORE;
+    if (!c) return;   /* cannot happen: a client lives until its ops complete */
+    if (!more) {
+        c->flags &= ~CF_RECV_ARMED;
+        c->pending_ops--;
+    }
+    if (cqe->res > 0) {
+        unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
+        const char *data = w->bufs + (size_t)bid * w->buf_size;
+        if (!(c->flags & (CF_CLOSING)))
+            client_on_recv(c, data, (size_t)cqe->res);
+        worker_recycle_buffer(w, bid);
+        if (!more && !(c->flags & (CF_CLOSING | CF_RECV_STOPPED))) c->flags |= CF_NEED_RECV;
+    } else if (cqe->res == -ENOBUFS) {
+        w->stats.enobufs++;
+        if (!(c->flags & (CF_CLOSING | CF_RECV_STOPPED))) c->flags |= CF_NEED_RECV;
+    } else if (cqe->res == -ECANCELED && (c->flags & CF_RECV_STOPPED)) {
+        /* stopped on purpose (backpressure); re-armed on resume */
+    } else {
+        /* 0 = peer closed, or a socket error */
+        if (!(c->flags & CF_CLOSING)) client_close(c);
+    }
+    if (c->flags & CF_NEED_RECV) client_mark_flush(c);
+    client_maybe_free(c);
+}
+
+static void handle_cqe(struct worker *w, struct io_uring_cqe *cqe) {
+    uint64_t ud = io_uring_cqe_get_data64(cqe);
+    uint32_t idx = UD_IDX(ud), gen = UD_GEN(ud);
+    switch (UD_TYPE(ud)) {
+    case UD_ACCEPT: on_accept(w, cqe); break;
+    case UD_RECV: on_recv(w, cqe, idx, gen); break;
+    case UD_SEND: {
+        struct client *c = client_by_ref(w, idx, gen);
+        if (c) client_on_send(c, cqe->res);
+        break;
+    }
+    default: break;   /* doorbells and ignored completions only wake us */
+    }
+}
+
+static void worker_cron(struct worker *w) {
+    long long hz = CONFIG_GET(hz);
+    if (w->now_ms - w->last_cron_ms < 1000 / hz) return;
+    w->last_cron_ms = w->now_ms;
+    if (!shard_is_held(w)) {
+        shard_active_expire(&w->shard, w->now_ms, 1000 * 1000 / hz / 40);   /* 2.5% of a tick, as Redis */
+        for (unsigned d = 0; d < w->shard.ndb; d++)
+            if (w->shard.dbs[d].table.old.ngroups) table_step(&w->shard.dbs[d].table);
+    }
+    client_cron(w);
+}
+
+/* Wait for work, unless another worker has already queued some for us. The
+ * sleeping flag and the inbox check form a Dekker pair with the producer's
+ * push-then-check in xshard_flush(): one of the two always sees the other. */
+static void submit_and_wait(struct worker *w, bool busy) {
+    struct __kernel_timespec ts = { 0, 0 };
+    struct io_uring_cqe *cqe;
+    if (!busy) {
+        atomic_store(&w->sleeping, 1);
+        atomic_thread_fence(memory_order_seq_cst);
+        if (!xshard_inbox_empty(w)) busy = true;
+    }
+    if (!busy) {
+        long long hz = CONFIG_GET(hz);
+        long long ms = 1000 / hz;
+        ts.tv_sec = ms / 1000;
+        ts.tv_nsec = (ms % 1000) * 1000000;
+    }
+    int rc = io_uring_submit_and_wait_timeout(&w->ring, &cqe, busy ? 0 : 1, busy ? NULL : &ts, NULL);
+    (void)rc;
+    w->stats.submits++;
+    atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
+}
+
+static void *worker_main(void *arg) {
+    struct worker *w = arg;
+    while (!atomic_load_explicit(&srv.shutdown, memory_order_relaxed)) {
+        w->now_ms = (long long)mstime_now();
+        unsigned head, n = 0;
+        struct io_uring_cqe *cqe;
+        io_uring_for_each_cqe(&w->ring, head, cqe) {
+            handle_cqe(w, cqe);
+            n++;
+        }
+        io_uring_cq_advance(&w->ring, n);
+        w->stats.completions += n;
+        bool got = xshard_poll(w);
+        worker_cron(w);
+        xshard_flush(w);
+        client_flush_sends(w);
+        submit_and_wait(w, got && !xshard_inbox_empty(w));
+    }
+    return NULL;
+}
+
+static int worker_setup(struct worker *w) {
+    int rc = ring_init(w);
+    if (rc) { worker_log(w, "io_uring_queue_init", -rc); return -1; }
+    rc = buffers_init(w);
+    if (rc) { worker_log(w, "provided buffers", -rc); return -1; }
+    if (listener_open(w) != 0) return -1;
+    arm_accept(w);
+    return 0;
+}
+
+/* Threads are created, pinned and set up one by one so that a failure (port in
+ * use, no io_uring) stops the start with a clear message. */
+static pthread_barrier_t start_barrier;
+static _Atomic int setup_failed;
+
+static void *worker_thread(void *arg) {
+    struct worker *w = arg;
+    if (worker_setup(w) != 0) atomic_store(&setup_failed, 1);
+    pthread_barrier_wait(&start_barrier);
+    pthread_barrier_wait(&start_barrier);   /* main checked setup_failed */
+    if (atomic_load(&setup_failed)) return NULL;
+    return worker_main(w);
+}
+
+int server_start(void) {
+    unsigned n = (unsigned)rk_config.threads;
+    srv.nworkers = n;
+    srv.workers = rk_calloc(n, sizeof *srv.workers);
+    srv.rings = rk_calloc((size_t)n * n, sizeof *srv.rings);
+    srv.shard_ptrs = rk_calloc(n, sizeof *srv.shard_ptrs);
+    for (unsigned i = 0; i < n; i++) srv.shard_ptrs[i] = &srv.workers[i].shard;
+    srv.start_ms = (long long)mstime_now();
+    srv.start_us = monotonic_us();
+    atomic_store(&srv.next_client_id, 1);
+    for (unsigned i = 0; i < n * n; i++)
+        if (spsc_init(&srv.rings[i], 4096) != 0) return -1;
+    slots_assign(n);
+    command_table_init();
+
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    sched_getaffinity(0, sizeof allowed, &allowed);
+    int cpus[CPU_SETSIZE], ncpus = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &allowed)) cpus[ncpus++] = c;
+
+    pthread_barrier_init(&start_barrier, NULL, n + 1);
+    for (unsigned i = 0; i < n; i++) {
+        struct worker *w = &srv.workers[i];
+        w->id = i;
+        w->cpu = ncpus ? cpus[i % ncpus] : -1;
+        shard_init(&w->shard, i, (unsigned)rk_config.databases);
+        resp_parser_init(&w->parser, rk_config.proto_max_bulk_len);
+        w->shard_waiters_tail = &w->shard_waiters;
+        w->lock_queue_tail = &w->lock_queue;
+        w->deferred_tail = &w->deferred;
+        w->overflow_tail = &w->overflow;
+        w->listen_fd = -1;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        if (w->cpu >= 0) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(w->cpu, &one);
+            pthread_attr_setaffinity_np(&attr, sizeof one, &one);
+        }
+        if (pthread_create(&w->thread, &attr, worker_thread, w) != 0) {
+            fprintf(stderr, "ringkv: cannot create thread %u\n", i);
+            exit(1);
+        }
+        pthread_attr_destroy(&attr);
+    }
+    pthread_barrier_wait(&start_barrier);
+    int failed = atomic_load(&setup_failed);
+    pthread_barrier_wait(&start_barrier);
+    return failed ? -1 : 0;
+}
+
+static void worker_teardown(struct worker *w) {
+    for (uint32_t i = 0; i < w->nclients_cap; i++)
+        if (w->clients[i]) client_free_now(w->clients[i]);
+    free(w->clients);
+    free(w->free_idx);
+    xshard_teardown(w);
+    if (w->listen_fd >= 0) close(w->listen_fd);
+    if (w->ring_fd > 0) io_uring_queue_exit(&w->ring);
+    if (w->bufs && w->bufs != MAP_FAILED) munmap(w->bufs, (size_t)w->nbufs * w->buf_size);
+    if (w->br) munmap(w->br, w->nbufs * sizeof(struct io_uring_buf));
+    resp_parser_free(&w->parser);
+    shard_destroy(&w->shard);
+}
+
+void server_wait(void) {
+    for (unsigned i = 0; i < srv.nworkers; i++) pthread_join(srv.workers[i].thread, NULL);
+    for (unsigned i = 0; i < srv.nworkers; i++) worker_teardown(&srv.workers[i]);
+    for (unsigned i = 0; i < srv.nworkers * srv.nworkers; i++) spsc_destroy(&srv.rings[i]);
+    free(srv.rings);
+    free(srv.shard_ptrs);
+    free(srv.workers);
+}

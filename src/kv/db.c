@@ -1,0 +1,311 @@
+/*
+ * The keyspace as commands see it: routing a key to its table, lazy and
+ * active expiry, and the per-database TTL counter.
+ *
+ * Routing. On the normal path the dispatcher has made sure every key of the
+ * command lives in the executing shard, so the table is simply
+ * c->shard->dbs[c->db] and no slot is computed. Only when c->multi is set (a
+ * cross-shard transaction holding every shard it needs) is each key sent to
+ * the shard that owns its hash slot, through rk_slot_to_shard.
+ *
+ * Expiry. A key with a TTL carries its absolute expiry time in the entry
+ * (ENTRY_EXPIRE); there is no second dictionary of volatile keys as in Redis.
+ * A key is expired once now > expire_at, exactly as Redis's keyIsExpired().
+ * Expired keys are deleted lazily when a lookup meets them and actively by
+ * shard_active_expire(), which walks each table with a saved cursor in small
+ * batches (table_scan forbids changes during its callback, so a batch first
+ * collects the dead entries and then deletes them) and stops when its time
+ * budget is used, so it never becomes one long sweep.
+ *
+ * Every place an entry enters or leaves a table goes through insert_entry()
+ * or drop_entry(), which keep kv_db.expires in step with ENTRY_EXPIRE.
+ *
+ * Hashing once. A command that looks a key up and then inserts it (SET NX,
+ * INCR of a new key, ...) would hash the key twice, because db_insert only
+ * receives the new entry. A small per-thread memo remembers the last key
+ * hashed (its bytes, when short) and its XXH3, so the second hash is a memcmp.
+ */
+#include <stdlib.h>
+
+#include "ringkv/db.h"
+#include "ringkv/command.h"
+#include "ringkv/util.h"
+
+uint8_t rk_slot_to_shard[RK_SLOTS];
+
+void slots_assign(unsigned nshards) {
+    for (unsigned slot = 0; slot < RK_SLOTS; slot++)
+        rk_slot_to_shard[slot] = (uint8_t)(slot % nshards);
+}
+
+/* ---------------------------------------------------------------------------
+ * Hash memo
+ * ------------------------------------------------------------------------- */
+
+#define MEMO_MAX_KEY 64   /* longer keys are rare; rehashing them is fine */
+
+static _Thread_local struct {
+    size_t len;           /* SIZE_MAX when empty */
+    uint64_t hash;
+    char key[MEMO_MAX_KEY];
+} memo = { .len = SIZE_MAX };
+
+static uint64_t key_hash(struct slice key) {
+    if (key.len == memo.len && memcmp(key.ptr, memo.key, key.len) == 0)
+        return memo.hash;
+    uint64_t h = table_hash(key.ptr, key.len);
+    if (key.len <= MEMO_MAX_KEY) {
+        memcpy(memo.key, key.ptr, key.len);
+        memo.len = key.len;
+        memo.hash = h;
+    }
+    return h;
+}
+
+/* ---------------------------------------------------------------------------
+ * Shards and databases
+ * ------------------------------------------------------------------------- */
+
+void shard_init(struct shard *s, unsigned id, unsigned ndb) {
+    memset(s, 0, sizeof *s);
+    s->id = id;
+    s->ndb = ndb;
+    s->dbs = rk_calloc(ndb, sizeof *s->dbs);
+    for (unsigned i = 0; i < ndb; i++)
+        table_init(&s->dbs[i].table);
+}
+
+void shard_destroy(struct shard *s) {
+    for (unsigned i = 0; i < s->ndb; i++)
+        table_destroy(&s->dbs[i].table, entry_free);
+    free(s->dbs);
+    s->dbs = NULL;
+    s->ndb = 0;
+}
+
+void db_empty(struct kv_db *db) {
+    table_destroy(&db->table, entry_free);
+    table_init(&db->table);
+    db->expires = 0;
+}
+
+bool key_is_expired(const struct kv_entry *e, long long now_ms) {
+    return entry_has_expire(e) && now_ms > entry_expire(e);
+}
+
+/* The shard owning key: the executing one unless keys may span shards. */
+static inline struct shard *owner_shard(struct cmd_ctx *c, struct slice key) {
+    if (RK_LIKELY(!c->multi))
+        return c->shard;
+    return c->shards[shard_of_slot(key_hash_slot(key.ptr, key.len))];
+}
+
+struct kv_db *db_for_key(struct cmd_ctx *c, int dbi, struct slice key) {
+    return &owner_shard(c, key)->dbs[dbi];
+}
+
+size_t db_size_all(struct cmd_ctx *c, int dbi) {
+    size_t n = 0;
+    for (unsigned i = 0; i < c->nshards; i++)
+        n += table_size(&c->shards[i]->dbs[dbi].table);
+    return n;
+}
+
+/* The only two ways an entry enters or leaves a table. */
+static void insert_entry(struct kv_db *db, struct kv_entry *e, uint64_t h) {
+    table_insert(&db->table, e, h);
+    if (entry_has_expire(e))
+        db->expires++;
+}
+
+static struct kv_entry *drop_entry(struct kv_db *db, struct slice key, uint64_t h) {
+    struct kv_entry *e = table_remove(&db->table, key.ptr, key.len, h);
+    if (e && entry_has_expire(e))
+        db->expires--;
+    return e;
+}
+
+static void expire_entry(struct shard *s, struct kv_db *db, struct slice key, uint64_t h) {
+    entry_free(drop_entry(db, key, h));
+    s->stats.expired_keys++;
+}
+
+/* ---------------------------------------------------------------------------
+ * Lookups and changes
+ * ------------------------------------------------------------------------- */
+
+struct kv_entry **db_lookup_slot(struct cmd_ctx *c, struct slice key, unsigned flags) {
+    struct shard *s = owner_shard(c, key);
+    struct kv_db *db = &s->dbs[c->db];
+    uint64_t h = key_hash(key);
+    struct kv_entry **slot = table_find(&db->table, key.ptr, key.len, h);
+
+    if (slot && RK_UNLIKELY(key_is_expired(*slot, c->now_ms))) {
+        if (!(flags & LOOKUP_NOEXPIRE))
+            expire_entry(s, db, key, h);
+        slot = NULL;
+    }
+    if (flags & LOOKUP_READ) {
+        if (slot) s->stats.keyspace_hits++;
+        else s->stats.keyspace_misses++;
+    }
+    return slot;
+}
+
+struct kv_entry *db_lookup(struct cmd_ctx *c, struct slice key, unsigned flags) {
+    struct kv_entry **slot = db_lookup_slot(c, key, flags);
+    return slot ? *slot : NULL;
+}
+
+void db_insert(struct cmd_ctx *c, struct kv_entry *e) {
+    struct slice key = entry_key_slice(e);
+    insert_entry(&owner_shard(c, key)->dbs[c->db], e, key_hash(key));
+}
+
+void db_replace(struct cmd_ctx *c, struct kv_entry **slot, struct kv_entry *e) {
+    struct kv_entry *old = *slot;
+    if (old == e)
+        return;
+    struct kv_db *db = &owner_shard(c, entry_key_slice(e))->dbs[c->db];
+    db->expires += (size_t)entry_has_expire(e) - (size_t)entry_has_expire(old);
+    *slot = e;
+    entry_free(old);
+}
+
+void db_set(struct cmd_ctx *c, struct kv_entry *e) {
+    struct slice key = entry_key_slice(e);
+    struct shard *s = owner_shard(c, key);
+    struct kv_db *db = &s->dbs[c->db];
+    uint64_t h = key_hash(key);
+    struct kv_entry **slot = table_find(&db->table, key.ptr, key.len, h);
+
+    if (!slot) {
+        insert_entry(db, e, h);
+        return;
+    }
+    struct kv_entry *old = *slot;
+    if (key_is_expired(old, c->now_ms))
+        s->stats.expired_keys++;   /* Redis expires it in the lookup before overwriting */
+    db->expires += (size_t)entry_has_expire(e) - (size_t)entry_has_expire(old);
+    *slot = e;
+    entry_free(old);
+}
+
+bool db_delete(struct cmd_ctx *c, struct slice key) {
+    struct shard *s = owner_shard(c, key);
+    struct kv_db *db = &s->dbs[c->db];
+    uint64_t h = key_hash(key);
+    struct kv_entry *e = drop_entry(db, key, h);
+
+    if (!e)
+        return false;
+    bool live = !key_is_expired(e, c->now_ms);
+    if (!live)
+        s->stats.expired_keys++;
+    entry_free(e);
+    return live;
+}
+
+struct kv_entry *db_unlink(struct cmd_ctx *c, struct slice key) {
+    struct shard *s = owner_shard(c, key);
+    return drop_entry(&s->dbs[c->db], key, key_hash(key));
+}
+
+void db_set_expire(struct cmd_ctx *c, struct kv_entry **slot, long long when_ms) {
+    struct kv_entry *e = *slot;
+    bool had = entry_has_expire(e);
+    if (!had && when_ms == NO_EXPIRE)
+        return;
+    struct kv_db *db = &owner_shard(c, entry_key_slice(e))->dbs[c->db];
+    *slot = entry_set_expire(e, when_ms);
+    db->expires += (size_t)entry_has_expire(*slot) - (size_t)had;
+}
+
+/* ---------------------------------------------------------------------------
+ * Active expiry
+ *
+ * Modelled on Redis's activeExpireCycle(): for each database with keys that
+ * have a TTL, look at about EXPIRE_KEYS_PER_LOOP of them, delete the expired
+ * ones, and go again while more than EXPIRE_ACCEPTABLE_STALE percent of what
+ * was looked at was dead. Redis samples its dictionary of volatile keys; we
+ * walk the main table, so a loop also stops after EXPIRE_MAX_BATCHES batches
+ * when keys with a TTL are sparse. The clock is read after every batch.
+ * ------------------------------------------------------------------------- */
+
+#define EXPIRE_SCAN_COUNT        64   /* table slots visited per table_scan call */
+#define EXPIRE_DEAD_MAX          256  /* dead entries a batch can hold */
+#define EXPIRE_KEYS_PER_LOOP     20
+#define EXPIRE_MAX_BATCHES       16
+#define EXPIRE_ACCEPTABLE_STALE  10   /* percent */
+#define EXPIRE_CURSOR_DBS        RK_ARRAY_LEN(((struct shard *)0)->expire_cursor)
+
+struct expire_batch {
+    long long now_ms;
+    size_t with_ttl;   /* entries with a TTL seen */
+    size_t ndead;
+    struct kv_entry *dead[EXPIRE_DEAD_MAX];
+};
+
+static void expire_visit(void *ud, struct kv_entry *e) {
+    struct expire_batch *b = ud;
+    if (!entry_has_expire(e))
+        return;
+    b->with_ttl++;
+    /* A full batch leaves the rest for the next pass rather than growing. */
+    if (key_is_expired(e, b->now_ms) && b->ndead < EXPIRE_DEAD_MAX)
+        b->dead[b->ndead++] = e;
+}
+
+static void expire_batch_delete(struct shard *s, struct kv_db *db, struct expire_batch *b) {
+    for (size_t i = 0; i < b->ndead; i++) {
+        struct slice key = entry_key_slice(b->dead[i]);
+        expire_entry(s, db, key, table_hash(key.ptr, key.len));
+    }
+}
+
+/* One database's share of the cycle; false when the time budget ran out. */
+static bool expire_db_cycle(struct shard *s, unsigned dbi, long long now_ms,
+                            uint64_t deadline_us) {
+    struct kv_db *db = &s->dbs[dbi];
+    uint64_t *cursor = &s->expire_cursor[dbi];
+    struct expire_batch b;
+    size_t sampled, expired;
+
+    b.now_ms = now_ms;
+    do {
+        sampled = expired = 0;
+        for (int batch = 0; batch < EXPIRE_MAX_BATCHES && sampled < EXPIRE_KEYS_PER_LOOP; batch++) {
+            if (db->expires == 0)
+                return true;
+            b.with_ttl = b.ndead = 0;
+            *cursor = table_scan(&db->table, *cursor, EXPIRE_SCAN_COUNT, expire_visit, &b);
+            expire_batch_delete(s, db, &b);
+            sampled += b.with_ttl;
+            expired += b.ndead;
+            if (monotonic_us() >= deadline_us)
+                return false;
+            if (*cursor == 0)
+                return true;   /* a whole pass is enough for one call */
+        }
+    } while (expired * 100 > sampled * EXPIRE_ACCEPTABLE_STALE);
+    return true;
+}
+
+void shard_active_expire(struct shard *s, long long now_ms, uint64_t budget_us) {
+    uint64_t deadline = monotonic_us() + budget_us;
+    unsigned ndb = s->ndb < EXPIRE_CURSOR_DBS ? s->ndb : (unsigned)EXPIRE_CURSOR_DBS;
+
+    if (ndb == 0)
+        return;
+    /* The cron is also where an idle table finishes growing. */
+    for (unsigned i = 0; i < ndb; i++)
+        if (s->dbs[i].table.old.ngroups)
+            table_step(&s->dbs[i].table);
+
+    for (unsigned n = 0; n < ndb; n++) {
+        unsigned dbi = s->expire_db % ndb;
+        if (s->dbs[dbi].expires && !expire_db_cycle(s, dbi, now_ms, deadline))
+            return;   /* resume this database next time */
+        s->expire_db = (dbi + 1) % ndb;
+    }
+}

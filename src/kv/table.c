@@ -1,0 +1,413 @@
+/*
+ * The per-shard hash table: a swiss table ordered by hash, resized in pieces.
+ *
+ * Slots come in groups of 16 with one control byte each: CTRL_EMPTY,
+ * CTRL_DELETED (a tombstone) or, for a full slot, the low 7 bits of the
+ * key's hash. A lookup loads the 16 control bytes of a group into an SSE2
+ * register and compares them all at once, so only slots whose 7 bits match
+ * are dereferenced.
+ *
+ * A key's home group is the TOP log2(ngroups) bits of its hash, and probing
+ * moves to the next group (wrapping). The table is therefore sorted by hash,
+ * give or take the groups an entry was displaced by probing. Most entries
+ * sit in their home group, but linear probing at 7/8 load makes a few long
+ * runs (tens of groups in a table of millions), so the largest displacement
+ * is tracked per part as max_probe. Three things follow:
+ *
+ *  - Lookups stop at the first group that still has an empty slot (an
+ *    insert never went past a group with room), and after max_probe + 1
+ *    groups even in a region full of tombstones.
+ *  - A scan cursor is a position in hash space: one call returns every entry
+ *    whose hash lies in [cursor, next_cursor), looking past the range for
+ *    displaced entries up to the first group with an empty slot. Hash ranges
+ *    mean the same thing in a table of any size and in both parts during a
+ *    migration, so the cursor survives resizing, and the ranges of
+ *    successive calls tile the hash space: an entry present for the whole
+ *    scan is returned exactly once.
+ *  - Doubling maps old group g onto new groups 2g and 2g+1, so migration
+ *    writes the new array roughly in order.
+ *
+ * Resizing never stops the shard: when cur passes 7/8 load (tombstones
+ * count), a new array (twice the size, or the same size when tombstones are
+ * over 3/8 of the load) becomes cur and the old one is drained MIGRATE_GROUPS
+ * groups at a time by each insert, remove and table_step. Why a migration is
+ * always over before cur can fill again: growth leaves cur with at most
+ * 14 * G live entries against a limit of 28 * G, a same-size rehash starts
+ * below 5/8 of the limit, a shrink leaves it under 1/8 full, and each of the
+ * G / MIGRATE_GROUPS calls the migration takes adds at most one entry. The
+ * drain-everything path in grow() is a safety net that this arithmetic keeps
+ * cold; moved_groups lets tests check that.
+ *
+ * Lookups (table_find) never migrate, so a slot pointer stays valid until
+ * the next insert, remove or step. Hashes are not stored; migration and
+ * scanning recompute them from the key (XXH3 is cheap next to the cache miss
+ * of reading the entry, which they need anyway).
+ */
+#include <emmintrin.h>
+#include <stdlib.h>
+#include <xxhash.h>
+
+#include "ringkv/table.h"
+
+#define GROUP          16
+#define GROUP_LIMIT    14          /* 7/8 of a group: the load limit */
+#define CTRL_EMPTY     0x80
+#define CTRL_DELETED   0xFE
+#define MIGRATE_GROUPS 4           /* groups moved per insert/remove/step */
+#define NOT_FOUND      SIZE_MAX
+
+uint64_t table_hash(const char *key, size_t len) {
+    return XXH3_64bits(key, len);
+}
+
+/* ---------------------------------------------------------------- groups */
+
+static inline uint8_t ctrl_h2(uint64_t hash) { return hash & 0x7F; }
+
+static inline __m128i group_load(const uint8_t *ctrl) {
+    return _mm_loadu_si128((const __m128i *)ctrl);
+}
+
+static inline unsigned group_match(__m128i g, uint8_t b) {
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(g, _mm_set1_epi8((char)b)));
+}
+
+static inline unsigned group_empty(const uint8_t *ctrl) {
+    return group_match(group_load(ctrl), CTRL_EMPTY);
+}
+
+/* Empty and deleted are the bytes with the top bit set. */
+static inline unsigned group_free(const uint8_t *ctrl) {
+    return (unsigned)_mm_movemask_epi8(group_load(ctrl));
+}
+
+static inline unsigned group_full(const uint8_t *ctrl) {
+    return group_free(ctrl) ^ 0xFFFF;
+}
+
+/* ---------------------------------------------------------------- parts */
+
+static inline unsigned part_bits(const struct kv_table_part *p) {
+    return (unsigned)__builtin_ctzll(p->ngroups);
+}
+
+/* The top bits of the hash; the double shift is defined for one group too. */
+static inline size_t part_home(const struct kv_table_part *p, uint64_t hash) {
+    return (size_t)((hash >> 1) >> (63 - part_bits(p)));
+}
+
+/* First hash value of group g; g must be < ngroups. */
+static inline uint64_t part_group_start(const struct kv_table_part *p, size_t g) {
+    unsigned bits = part_bits(p);
+    return bits ? (uint64_t)g << (64 - bits) : 0;
+}
+
+static inline size_t part_limit(const struct kv_table_part *p) {
+    return p->ngroups * GROUP_LIMIT;
+}
+
+static void part_alloc(struct kv_table_part *p, size_t ngroups) {
+    p->ctrl = rk_malloc(ngroups * GROUP);
+    memset(p->ctrl, CTRL_EMPTY, ngroups * GROUP);
+    /* Slots are read only where ctrl says full, so they stay uninitialised
+     * (and, for big tables, untouched pages until used). */
+    p->slots = rk_malloc(ngroups * GROUP * sizeof *p->slots);
+    p->ngroups = ngroups;
+    p->used = p->tombstones = p->max_probe = 0;
+}
+
+static void part_free(struct kv_table_part *p) {
+    free(p->ctrl);
+    free(p->slots);
+    memset(p, 0, sizeof *p);
+}
+
+static inline bool key_is(const struct kv_entry *e, const char *key, size_t len) {
+    return entry_key_len(e) == len && memcmp(entry_key(e), key, len) == 0;
+}
+
+static inline uint64_t entry_hash(const struct kv_entry *e) {
+    return table_hash(entry_key(e), entry_key_len(e));
+}
+
+/*
+ * Probe from the key's home group, skipping the first `skip` groups (the
+ * drained part of old during a migration, where nothing is left).
+ */
+static size_t part_find(const struct kv_table_part *p, const char *key, size_t len,
+                        uint64_t hash, size_t skip) {
+    if (!p->used) return NOT_FOUND;
+    size_t mask = p->ngroups - 1, g = (part_home(p, hash) + skip) & mask;
+    uint8_t h2 = ctrl_h2(hash);
+    for (size_t d = skip; d <= p->max_probe; d++, g = (g + 1) & mask) {
+        __m128i ctrl = group_load(p->ctrl + g * GROUP);
+        for (unsigned m = group_match(ctrl, h2); m; m &= m - 1) {
+            size_t i = g * GROUP + (size_t)__builtin_ctz(m);
+            if (key_is(p->slots[i], key, len)) return i;
+        }
+        if (group_match(ctrl, CTRL_EMPTY)) return NOT_FOUND;
+    }
+    return NOT_FOUND;
+}
+
+/* Put e in the first free slot of its probe sequence; the caller ensured room. */
+static void part_place(struct kv_table_part *p, struct kv_entry *e, uint64_t hash) {
+    size_t mask = p->ngroups - 1, g = part_home(p, hash);
+    for (size_t d = 0;; d++, g = (g + 1) & mask) {
+        unsigned m = group_free(p->ctrl + g * GROUP);
+        if (!m) continue;
+        size_t i = g * GROUP + (size_t)__builtin_ctz(m);
+        if (p->ctrl[i] == CTRL_DELETED) p->tombstones--;
+        p->ctrl[i] = ctrl_h2(hash);
+        p->slots[i] = e;
+        p->used++;
+        if (d > p->max_probe) p->max_probe = d;
+        return;
+    }
+}
+
+/*
+ * A group that still has an empty slot has never been full, so no probe
+ * sequence runs through it and the slot can become empty again; otherwise
+ * it must stay a tombstone to keep later entries reachable.
+ */
+static void part_erase(struct kv_table_part *p, size_t i) {
+    if (group_empty(p->ctrl + (i & ~(size_t)(GROUP - 1)))) {
+        p->ctrl[i] = CTRL_EMPTY;
+    } else {
+        p->ctrl[i] = CTRL_DELETED;
+        p->tombstones++;
+    }
+    p->used--;
+}
+
+/* ---------------------------------------------------------------- migration */
+
+/*
+ * Entries left in old sit at or after migrate_pos, so a key whose home is in
+ * the drained region is looked for from migrate_pos on: the groups between
+ * its home and its slot were full when it went in, so none is empty now and
+ * starting late cannot stop the probe early.
+ */
+static size_t old_find(const struct kv_table *t, const char *key, size_t len, uint64_t hash) {
+    if (!t->old.used) return NOT_FOUND;
+    size_t home = part_home(&t->old, hash);
+    size_t skip = home < t->migrate_pos ? t->migrate_pos - home : 0;
+    return part_find(&t->old, key, len, hash, skip);
+}
+
+static void migrate_group(struct kv_table *t, size_t g) {
+    struct kv_table_part *o = &t->old;
+    uint8_t *ctrl = o->ctrl + g * GROUP;
+    struct kv_entry **slots = o->slots + g * GROUP;
+    unsigned full = group_full(ctrl);
+    /* Start all the entry cache misses before hashing the first key. */
+    for (unsigned m = full; m; m &= m - 1)
+        __builtin_prefetch(slots[__builtin_ctz(m)]);
+    for (unsigned m = full; m; m &= m - 1) {
+        unsigned i = (unsigned)__builtin_ctz(m);
+        part_place(&t->cur, slots[i], entry_hash(slots[i]));
+        /* Tombstones, not empties: entries further on may have probed past. */
+        ctrl[i] = CTRL_DELETED;
+    }
+    size_t n = (size_t)__builtin_popcount(full);
+    o->used -= n;
+    o->tombstones += n;
+}
+
+static void migrate_finish_if_drained(struct kv_table *t) {
+    if (t->old.ngroups && !t->old.used) {
+        part_free(&t->old);
+        t->migrate_pos = 0;
+    }
+}
+
+/* Move up to n groups of old into cur. Groups before migrate_pos are empty
+ * of entries, so while old has any, migrate_pos is inside it. */
+static void migrate(struct kv_table *t, size_t n) {
+    while (n-- && t->old.used) {
+        migrate_group(t, t->migrate_pos++);
+        t->moved_groups++;
+    }
+    migrate_finish_if_drained(t);
+}
+
+static void resize_start(struct kv_table *t, size_t ngroups) {
+    t->old = t->cur;
+    part_alloc(&t->cur, ngroups);
+    t->migrate_pos = 0;
+    migrate_finish_if_drained(t);
+}
+
+/* cur is at its load limit: double it, or rehash at the same size when
+ * tombstones are what fills it (delete-heavy churn must not grow the table). */
+static void grow(struct kv_table *t) {
+    if (t->old.ngroups) migrate(t, SIZE_MAX);
+    size_t n = t->cur.ngroups;
+    if (t->cur.used >= part_limit(&t->cur) / 8 * 5) n *= 2;
+    resize_start(t, n);
+}
+
+/* Halve a table that is less than 1/16 full; drop the arrays when empty. */
+static void maybe_shrink(struct kv_table *t) {
+    struct kv_table_part *c = &t->cur;
+    if (t->old.ngroups || !c->ngroups) return;
+    if (!c->used) part_free(c);
+    else if (c->ngroups > 1 && c->used < c->ngroups) resize_start(t, c->ngroups / 2);
+}
+
+/* ---------------------------------------------------------------- API */
+
+void table_init(struct kv_table *t) {
+    memset(t, 0, sizeof *t);
+}
+
+static void part_destroy(struct kv_table_part *p, void (*free_entry)(struct kv_entry *)) {
+    if (free_entry && p->used) {
+        for (size_t g = 0; g < p->ngroups; g++)
+            for (unsigned m = group_full(p->ctrl + g * GROUP); m; m &= m - 1)
+                free_entry(p->slots[g * GROUP + (size_t)__builtin_ctz(m)]);
+    }
+    part_free(p);
+}
+
+void table_destroy(struct kv_table *t, void (*free_entry)(struct kv_entry *)) {
+    part_destroy(&t->cur, free_entry);
+    part_destroy(&t->old, free_entry);
+    uint64_t moved = t->moved_groups;
+    table_init(t);
+    t->moved_groups = moved;
+}
+
+struct kv_entry **table_find(struct kv_table *t, const char *key, size_t len, uint64_t hash) {
+    size_t i = part_find(&t->cur, key, len, hash, 0);
+    if (i != NOT_FOUND) return &t->cur.slots[i];
+    i = old_find(t, key, len, hash);
+    return i != NOT_FOUND ? &t->old.slots[i] : NULL;
+}
+
+void table_insert(struct kv_table *t, struct kv_entry *e, uint64_t hash) {
+    if (t->old.ngroups) migrate(t, MIGRATE_GROUPS);
+    struct kv_table_part *c = &t->cur;
+    if (!c->ngroups) part_alloc(c, 1);
+    else if (c->used + c->tombstones >= part_limit(c)) grow(t);
+    part_place(&t->cur, e, hash);
+}
+
+struct kv_entry *table_remove(struct kv_table *t, const char *key, size_t len, uint64_t hash) {
+    if (t->old.ngroups) migrate(t, MIGRATE_GROUPS);
+    struct kv_table_part *p = &t->cur;
+    size_t i = part_find(p, key, len, hash, 0);
+    if (i == NOT_FOUND) {
+        p = &t->old;
+        i = old_find(t, key, len, hash);
+        if (i == NOT_FOUND) return NULL;
+    }
+    struct kv_entry *e = p->slots[i];
+    part_erase(p, i);
+    migrate_finish_if_drained(t);
+    maybe_shrink(t);
+    return e;
+}
+
+bool table_step(struct kv_table *t) {
+    if (t->old.ngroups) migrate(t, MIGRATE_GROUPS);
+    else maybe_shrink(t);
+    return t->old.ngroups != 0;
+}
+
+/* ---------------------------------------------------------------- scan */
+
+/*
+ * Visit the entries of p whose hash is in [lo, hi) (hi == 0: to the end of
+ * the hash space). Their homes are groups g_lo..g_hi and they sit at most
+ * max_probe groups further, but usually much less: a group that has an empty
+ * slot has never been full, so no probe ever ran past it. That gives both an
+ * early stop (the first group from g_hi on with an empty slot is the last
+ * that can hold an entry of the range) and a way to skip hashing: once the
+ * walk has passed a group with an empty slot (or the one before g_lo has
+ * one), the entries of the following home groups cannot come from before
+ * the range, so when the range starts and ends on group boundaries they are
+ * in it without looking at their hash.
+ */
+static void part_scan(const struct kv_table_part *p, uint64_t lo, uint64_t hi,
+                      table_visit_fn fn, void *ud) {
+    if (!p->used) return;
+    size_t mask = p->ngroups - 1;
+    size_t g_lo = part_home(p, lo);
+    size_t g_hi = hi ? part_home(p, hi - 1) : mask;
+    size_t homes = g_hi - g_lo + 1;
+    size_t span = homes + p->max_probe;
+    if (span > p->ngroups) span = p->ngroups;
+    bool aligned = part_group_start(p, g_lo) == lo &&
+                   (hi ? g_hi < mask && part_group_start(p, g_hi + 1) == hi : g_hi == mask);
+    bool clean = homes == p->ngroups || group_empty(p->ctrl + ((g_lo - 1) & mask) * GROUP);
+
+    for (size_t k = 0; k < span; k++) {
+        size_t g = (g_lo + k) & mask;
+        const uint8_t *ctrl = p->ctrl + g * GROUP;
+        bool inside = aligned && clean && k < homes;
+        for (unsigned m = group_full(ctrl); m; m &= m - 1) {
+            struct kv_entry *e = p->slots[g * GROUP + (size_t)__builtin_ctz(m)];
+            if (!inside) {
+                uint64_t h = entry_hash(e);
+                if (h < lo || (hi && h >= hi)) continue;
+            }
+            fn(ud, e);
+        }
+        if (group_empty(ctrl)) {
+            if (k + 1 >= homes) break;
+            clean = true;
+        }
+    }
+}
+
+/* The range of a call is `count` slots' worth of groups of the larger part,
+ * so its end is a group boundary in both parts. */
+uint64_t table_scan(struct kv_table *t, uint64_t cursor, size_t count, table_visit_fn fn,
+                    void *ud) {
+    if (!table_size(t)) return 0;
+    const struct kv_table_part *big = t->cur.ngroups >= t->old.ngroups ? &t->cur : &t->old;
+    unsigned bits = part_bits(big);
+    uint64_t groups = count / GROUP + (count % GROUP != 0);
+    if (!groups) groups = 1;
+    uint64_t first = bits ? cursor >> (64 - bits) : 0;
+    uint64_t end = first + groups;
+    uint64_t next = (!bits || end >= big->ngroups) ? 0 : end << (64 - bits);
+    part_scan(&t->cur, cursor, next, fn, ud);
+    part_scan(&t->old, cursor, next, fn, ud);
+    return next;
+}
+
+/* ---------------------------------------------------------------- misc */
+
+/*
+ * The first full slot at or after a random slot. The part is chosen in
+ * proportion to its entries, and in old only the undrained groups (from
+ * migrate_pos on) are candidates, since the rest hold nothing.
+ */
+struct kv_entry *table_random(struct kv_table *t, uint64_t r) {
+    size_t total = table_size(t);
+    if (!total) return NULL;
+    const struct kv_table_part *p = &t->cur;
+    size_t first = 0;
+    uint64_t r2 = (r ^ (r >> 29)) * 0x9E3779B97F4A7C15ULL;
+    if (t->old.used && (r2 >> 11) % total < t->old.used) {
+        p = &t->old;
+        first = t->migrate_pos;
+    }
+    size_t mask = p->ngroups - 1;
+    size_t start = first * GROUP + (size_t)(r % ((p->ngroups - first) * GROUP));
+    size_t g = start / GROUP;
+    unsigned m = group_full(p->ctrl + g * GROUP) & (0xFFFFu << (start % GROUP));
+    while (!m) {
+        g = (g + 1) & mask;
+        m = group_full(p->ctrl + g * GROUP);
+    }
+    return p->slots[g * GROUP + (size_t)__builtin_ctz(m)];
+}
+
+size_t table_memory(const struct kv_table *t) {
+    size_t per_group = GROUP * (1 + sizeof(struct kv_entry *));
+    return (t->cur.ngroups + t->old.ngroups) * per_group;
+}

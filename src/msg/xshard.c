@@ -1,0 +1,461 @@
+/*
+ * Cross-shard messaging: forwarded commands and cross-shard transactions.
+ *
+ * Forwarding. A command whose keys all live on another shard is appended to
+ * this iteration's batch for that shard: a header (which client, its reply
+ * sequence number, db, protocol, command) and the argument bytes, copied so
+ * that no receive buffer is ever shared. At the end of the iteration each
+ * batch is pushed onto the SPSC ring to its shard; the owner runs the
+ * commands in order, writes each reply into the same message, and pushes it
+ * back. The sender drops each reply into its client's reply queue.
+ *
+ * Transactions. A command whose keys span shards (MSET, RENAME, ...) or that
+ * needs every shard (KEYS, FLUSHALL, ...) runs on the client's thread, the
+ * coordinator, while it holds every shard it needs:
+ *
+ *   1. acquire the shards one at a time in ascending id order: the own shard
+ *      directly, others with XM_LOCK / XM_LOCKED;
+ *   2. run the handler with c->multi set: db.h routes each key to its shard's
+ *      tables and the coordinator reads and writes them directly;
+ *   3. release every shard (XM_UNLOCK), resume the client.
+ *
+ * A shard that is held runs nothing against its keyspace: batches that
+ * arrive are deferred and local clients that need it wait, both in order,
+ * until the release. Because every transaction takes shards in the same
+ * order and holds them only while running one command (never while waiting
+ * for a client), there is no cycle of waits: no deadlock. The message
+ * rings' release/acquire ordering hands the memory of a shard back and forth
+ * with its lock. Single-shard commands pay one branch (is my shard held?).
+ */
+#include "ringkv/server.h"
+#include "ringkv/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../io/io_internal.h"
+
+struct fwd_hdr {
+    uint32_t idx, gen, seq;
+    uint16_t db;
+    uint8_t resp;
+    uint8_t pad;
+    const struct command *cmd;
+    uint32_t argc;
+};
+
+struct rep_hdr {
+    uint32_t idx, gen, seq, len;
+};
+
+struct tx {
+    struct worker *coord;
+    const struct command *cmd;
+    uint32_t cidx, cgen;
+    uint64_t mask, held;
+    int db;
+    uint8_t resp;
+    int argc;
+    struct slice *argv;
+    char *argbuf;
+    struct rbuf *parts;
+};
+
+/* ---- sending ---- */
+
+void xshard_send(struct worker *w, unsigned target, struct xmsg *m) {
+    m->to = (uint8_t)target;
+    m->next = NULL;
+    /* Anything already waiting in overflow goes first, to keep ring order. */
+    if (w->overflow || !spsc_push(ring_between(w->id, target), m)) {
+        *w->overflow_tail = m;
+        w->overflow_tail = &m->next;
+    }
+    w->wake_mask |= 1ull << target;
+}
+
+static void retry_overflow(struct worker *w) {
+    struct xmsg *m = w->overflow, *keep = NULL, **keep_tail = &keep;
+    uint64_t blocked = 0;
+    w->overflow = NULL;
+    w->overflow_tail = &w->overflow;
+    while (m) {
+        struct xmsg *next = m->next;
+        uint64_t bit = 1ull << m->to;
+        if ((blocked & bit) || !spsc_push(ring_between(w->id, m->to), m)) {
+            blocked |= bit;
+            m->next = NULL;
+            *keep_tail = m;
+            keep_tail = &m->next;
+        }
+        w->wake_mask |= bit;
+        m = next;
+    }
+    w->overflow = keep;
+    w->overflow_tail = keep ? keep_tail : &w->overflow;
+}
+
+/* End of iteration: push the batches, then ring the doorbell of every target
+ * that may be asleep. The fence pairs with the one in submit_and_wait(). */
+void xshard_flush(struct worker *w) {
+    for (unsigned t = 0; t < srv.nworkers; t++) {
+        struct xmsg *m = w->out_batch[t];
+        if (!m) continue;
+        w->out_batch[t] = NULL;
+        w->stats.batches_out++;
+        xshard_send(w, t, m);
+    }
+    if (w->overflow) retry_overflow(w);
+    if (!w->wake_mask) return;
+    atomic_thread_fence(memory_order_seq_cst);
+    uint64_t mask = w->wake_mask;
+    w->wake_mask = 0;
+    while (mask) {
+        unsigned t = (unsigned)__builtin_ctzll(mask);
+        mask &= mask - 1;
+        struct worker *target = &srv.workers[t];
+        if (!atomic_load_explicit(&target->sleeping, memory_order_relaxed)) continue;
+        struct io_uring_sqe *sqe = worker_sqe(w);
+        io_uring_prep_msg_ring(sqe, target->ring_fd, 0, UD_MAKE(UD_DOORBELL, 0, 0), 0);
+        io_uring_sqe_set_data64(sqe, UD_MAKE(UD_IGNORE, 0, 0));
+        sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+        w->stats.doorbells++;
+    }
+}
+
+/* ---- forwarding ---- */
+
+static struct xmsg *batch_for(struct worker *w, unsigned target) {
+    struct xmsg *m = w->out_batch[target];
+    if (m) return m;
+    m = w->free_batches[target];
+    if (m) w->free_batches[target] = m->next;
+    else m = rk_calloc(1, sizeof *m);
+    m->type = XM_BATCH;
+    m->from = (uint8_t)w->id;
+    m->ncmds = 0;
+    m->req.len = m->rep.len = 0;
+    w->out_batch[target] = m;
+    return m;
+}
+
+void forward_command(struct client *c, unsigned target, const struct command *cmd, int argc, struct slice *argv) {
+    struct worker *w = c->w;
+    struct xmsg *m = batch_for(w, target);
+    size_t bytes = sizeof(struct fwd_hdr);
+    for (int i = 0; i < argc; i++) bytes += 4 + argv[i].len;
+    char *p = rbuf_reserve(&m->req, bytes);
+    struct fwd_hdr h = {
+        .idx = c->idx, .gen = c->gen, .seq = client_reserve_reply(c),
+        .db = (uint16_t)c->db, .resp = c->resp, .cmd = cmd, .argc = (uint32_t)argc,
+    };
+    memcpy(p, &h, sizeof h);
+    p += sizeof h;
+    for (int i = 0; i < argc; i++) {
+        uint32_t len = (uint32_t)argv[i].len;
+        memcpy(p, &len, 4);
+        memcpy(p + 4, argv[i].ptr, len);
+        p += 4 + len;
+    }
+    m->req.len += bytes;
+    m->ncmds++;
+    c->inflight++;
+    w->stats.forwarded_out++;
+}
+
+static struct slice *fwd_argv(struct worker *w, size_t argc) {
+    if (argc > w->fwd_argv_cap) {
+        w->fwd_argv_cap = argc < 16 ? 16 : argc;
+        w->fwd_argv = rk_realloc(w->fwd_argv, w->fwd_argv_cap * sizeof *w->fwd_argv);
+    }
+    return w->fwd_argv;
+}
+
+static void execute_batch(struct worker *w, struct xmsg *m) {
+    const char *p = m->req.buf, *end = m->req.buf + m->req.len;
+    m->rep.len = 0;
+    while (p < end) {
+        struct fwd_hdr h;
+        memcpy(&h, p, sizeof h);
+        p += sizeof h;
+        struct slice *argv = fwd_argv(w, h.argc);
+        for (uint32_t i = 0; i < h.argc; i++) {
+            uint32_t len;
+            memcpy(&len, p, 4);
+            argv[i] = (struct slice){ p + 4, len };
+            p += 4 + len;
+        }
+        size_t hdr_off = m->rep.len;
+        rbuf_reserve(&m->rep, sizeof(struct rep_hdr));
+        m->rep.len += sizeof(struct rep_hdr);
+        struct cmd_ctx ctx;
+        ctx_init(&ctx, w, h.cmd, (int)h.argc, argv, h.db, h.resp, &m->rep);
+        h.cmd->proc(&ctx);
+        struct rep_hdr rh = { h.idx, h.gen, h.seq, (uint32_t)(m->rep.len - hdr_off - sizeof rh) };
+        memcpy(m->rep.buf + hdr_off, &rh, sizeof rh);
+        w->stats.forwarded_in++;
+    }
+    w->stats.batches_in++;
+    m->type = XM_BATCH_DONE;
+    xshard_send(w, m->from, m);
+}
+
+#define KEEP_BATCH_BYTES (1u << 20)
+
+static void collect_replies(struct worker *w, struct xmsg *m) {
+    const char *p = m->rep.buf, *end = m->rep.buf + m->rep.len;
+    while (p < end) {
+        struct rep_hdr rh;
+        memcpy(&rh, p, sizeof rh);
+        p += sizeof rh;
+        struct client *c = client_by_ref(w, rh.idx, rh.gen);
+        if (c && !(c->flags & CF_CLOSING)) client_reply_ready(c, rh.seq, p, rh.len);
+        p += rh.len;
+    }
+    if (m->req.cap > KEEP_BATCH_BYTES) rbuf_free(&m->req);
+    if (m->rep.cap > KEEP_BATCH_BYTES) rbuf_free(&m->rep);
+    m->next = w->free_batches[m->to];
+    w->free_batches[m->to] = m;
+}
+
+/* ---- the shard lock ---- */
+
+static void tx_continue(struct tx *tx);
+static void shard_released(struct worker *w);
+
+/* The shard is now the transaction's. Per-shard work of the command (CLIENT
+ * LIST gathering this thread's clients) runs here, on the owning thread. */
+static void grant(struct worker *w, struct tx *tx) {
+    w->lock_holder = tx;
+    if (tx->cmd->per_shard) {
+        struct cmd_ctx ctx;
+        ctx_init(&ctx, w, tx->cmd, tx->argc, tx->argv, tx->db, tx->resp, &tx->parts[w->id]);
+        if (tx->coord == w) ctx.client = client_by_ref(w, tx->cidx, tx->cgen);
+        tx->cmd->per_shard(&ctx);
+    }
+}
+
+static void lock_enqueue(struct worker *w, struct xmsg *m) {
+    m->next = NULL;
+    *w->lock_queue_tail = m;
+    w->lock_queue_tail = &m->next;
+}
+
+static void lock_request(struct worker *w, struct xmsg *m) {
+    if (!w->lock_holder && !w->lock_queue) {
+        grant(w, m->tx);
+        m->type = XM_LOCKED;
+        xshard_send(w, m->from, m);
+    } else {
+        lock_enqueue(w, m);
+    }
+}
+
+static void unlock(struct worker *w) {
+    w->lock_holder = NULL;
+    struct xmsg *m = w->lock_queue;
+    if (!m) {
+        shard_released(w);
+        return;
+    }
+    w->lock_queue = m->next;
+    if (!w->lock_queue) w->lock_queue_tail = &w->lock_queue;
+    struct tx *tx = m->tx;
+    grant(w, tx);
+    if (tx->coord == w) {
+        free(m);
+        tx->held |= 1ull << w->id;
+        tx_continue(tx);
+    } else {
+        m->type = XM_LOCKED;
+        xshard_send(w, m->from, m);
+    }
+}
+
+/* Nobody holds the shard: run what waited for it, in arrival order. */
+static void shard_released(struct worker *w) {
+    while (!w->lock_holder && w->deferred) {
+        struct xmsg *m = w->deferred;
+        w->deferred = m->next;
+        if (!w->deferred) w->deferred_tail = &w->deferred;
+        execute_batch(w, m);
+    }
+    struct client *c = w->shard_waiters;
+    w->shard_waiters = NULL;
+    w->shard_waiters_tail = &w->shard_waiters;
+    while (c) {
+        struct client *next = c->next_wait;
+        c->next_wait = NULL;
+        if (w->lock_holder) client_wait_on_shard(c);   /* taken again meanwhile */
+        else client_resume(c);
+        c = next;
+    }
+}
+
+/* ---- transactions ---- */
+
+void tx_start(struct client *c, const struct command *cmd, uint64_t mask, int argc, struct slice *argv) {
+    struct worker *w = c->w;
+    struct tx *tx = rk_calloc(1, sizeof *tx);
+    size_t bytes = 0;
+    for (int i = 0; i < argc; i++) bytes += argv[i].len;
+    tx->argbuf = rk_malloc(bytes ? bytes : 1);
+    tx->argv = rk_malloc((size_t)argc * sizeof *tx->argv);
+    char *p = tx->argbuf;
+    for (int i = 0; i < argc; i++) {
+        memcpy(p, argv[i].ptr, argv[i].len);
+        tx->argv[i] = (struct slice){ p, argv[i].len };
+        p += argv[i].len;
+    }
+    tx->argc = argc;
+    tx->coord = w;
+    tx->cmd = cmd;
+    tx->cidx = c->idx;
+    tx->cgen = c->gen;
+    tx->mask = mask;
+    tx->db = c->db;
+    tx->resp = c->resp;
+    if (cmd->per_shard) tx->parts = rk_calloc(srv.nworkers, sizeof *tx->parts);
+    c->wait = WAIT_TX;
+    w->stats.tx_started++;
+    tx_continue(tx);
+}
+
+static void tx_finish(struct tx *tx) {
+    struct worker *w = tx->coord;
+    struct client *c = client_by_ref(w, tx->cidx, tx->cgen);
+    if (c && (c->flags & CF_CLOSING)) c = NULL;
+    struct rbuf sink = {0};
+    struct cmd_ctx ctx;
+    ctx_init(&ctx, w, tx->cmd, tx->argc, tx->argv, tx->db, tx->resp, c ? &c->out : &sink);
+    ctx.multi = true;
+    ctx.client = c;
+    ctx.parts = tx->parts;
+    ctx.now_ms = w->now_ms;
+    tx->cmd->proc(&ctx);
+    rbuf_free(&sink);
+
+    uint64_t others = tx->held & ~(1ull << w->id);
+    while (others) {
+        unsigned s = (unsigned)__builtin_ctzll(others);
+        others &= others - 1;
+        struct xmsg *m = rk_calloc(1, sizeof *m);
+        m->type = XM_UNLOCK;
+        m->from = (uint8_t)w->id;
+        m->tx = tx;
+        xshard_send(w, s, m);
+    }
+    bool own = tx->held & (1ull << w->id);
+    if (tx->parts) {
+        for (unsigned i = 0; i < srv.nworkers; i++) rbuf_free(&tx->parts[i]);
+        free(tx->parts);
+    }
+    free(tx->argv);
+    free(tx->argbuf);
+    free(tx);
+    if (own) unlock(w);
+    if (c) {
+        client_mark_flush(c);
+        client_resume(c);
+    }
+}
+
+/* Take the next shard in ascending order; run once all are held. */
+static void tx_continue(struct tx *tx) {
+    struct worker *w = tx->coord;
+    while (tx->held != tx->mask) {
+        unsigned s = (unsigned)__builtin_ctzll(tx->mask & ~tx->held);
+        struct xmsg *m = rk_calloc(1, sizeof *m);
+        m->type = XM_LOCK;
+        m->from = (uint8_t)w->id;
+        m->tx = tx;
+        if (s != w->id) {
+            xshard_send(w, s, m);
+            return;
+        }
+        if (w->lock_holder || w->lock_queue) {
+            lock_enqueue(w, m);
+            return;
+        }
+        free(m);
+        grant(w, tx);
+        tx->held |= 1ull << s;
+    }
+    tx_finish(tx);
+}
+
+/* ---- receiving ---- */
+
+static void handle_msg(struct worker *w, struct xmsg *m) {
+    switch (m->type) {
+    case XM_BATCH:
+        if (w->lock_holder || w->deferred) {
+            m->next = NULL;
+            *w->deferred_tail = m;
+            w->deferred_tail = &m->next;
+        } else {
+            execute_batch(w, m);
+        }
+        break;
+    case XM_BATCH_DONE:
+        collect_replies(w, m);
+        break;
+    case XM_LOCK:
+        lock_request(w, m);
+        break;
+    case XM_LOCKED: {
+        struct tx *tx = m->tx;
+        tx->held |= 1ull << m->to;
+        free(m);
+        tx_continue(tx);
+        break;
+    }
+    case XM_UNLOCK:
+        free(m);
+        unlock(w);
+        break;
+    }
+}
+
+bool xshard_poll(struct worker *w) {
+    bool any = false;
+    for (unsigned s = 0; s < srv.nworkers; s++) {
+        if (s == w->id) continue;
+        struct spsc_ring *r = ring_between(s, w->id);
+        struct xmsg *m;
+        while ((m = spsc_pop(r))) {
+            handle_msg(w, m);
+            any = true;
+        }
+    }
+    return any;
+}
+
+bool xshard_inbox_empty(struct worker *w) {
+    for (unsigned s = 0; s < srv.nworkers; s++)
+        if (s != w->id && !spsc_empty(ring_between(s, w->id))) return false;
+    return true;
+}
+
+static void free_msg_list(struct xmsg *m) {
+    while (m) {
+        struct xmsg *next = m->next;
+        rbuf_free(&m->req);
+        rbuf_free(&m->rep);
+        free(m);
+        m = next;
+    }
+}
+
+/* At exit, after every thread stopped: free what this worker still owns. */
+void xshard_teardown(struct worker *w) {
+    for (unsigned t = 0; t < srv.nworkers; t++) {
+        free_msg_list(w->free_batches[t]);
+        if (w->out_batch[t]) free_msg_list(w->out_batch[t]);
+        w->free_batches[t] = w->out_batch[t] = NULL;
+    }
+    free_msg_list(w->overflow);
+    free_msg_list(w->deferred);
+    w->overflow = w->deferred = NULL;
+    free(w->fwd_argv);
+}

@@ -1,0 +1,72 @@
+/*
+ * common.c -- the few helpers every module leans on.
+ *
+ * Allocation failure is not something a cache server can recover from in
+ * the middle of a command: the rk_* allocators print a message and abort,
+ * so callers never carry NULL checks for memory.
+ *
+ * struct rbuf grows geometrically, so appending n bytes one reply at a time
+ * costs amortised O(n) copies however small the pieces are.
+ */
+#include "ringkv/common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static void rk_oom(size_t n) {
+    fprintf(stderr, "ringkv: out of memory allocating %zu bytes\n", n);
+    fflush(stderr);
+    abort();
+}
+
+void *rk_malloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (RK_UNLIKELY(p == NULL)) rk_oom(n);
+    return p;
+}
+
+void *rk_realloc(void *p, size_t n) {
+    void *q = realloc(p, n ? n : 1);
+    if (RK_UNLIKELY(q == NULL)) rk_oom(n);
+    return q;
+}
+
+void *rk_calloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (RK_UNLIKELY(p == NULL)) rk_oom(n * size);
+    return p;
+}
+
+/* ASCII only on purpose: command names and options are ASCII, and a
+ * locale-dependent tolower() would make matching depend on the environment. */
+bool slice_eq_nocase(struct slice s, const char *lower) {
+    size_t i;
+    for (i = 0; i < s.len; i++) {
+        unsigned char c = (unsigned char)s.ptr[i];
+        if (lower[i] == '\0') return false;
+        if (c >= 'A' && c <= 'Z') c = (unsigned char)(c + ('a' - 'A'));
+        if (c != (unsigned char)lower[i]) return false;
+    }
+    return lower[i] == '\0';
+}
+
+/* Doubling keeps appends amortised O(1); the floor avoids a string of tiny
+ * reallocations for a buffer that starts empty. */
+void rbuf_grow(struct rbuf *b, size_t need) {
+    size_t want = b->len + need;
+    if (want < b->len) rk_oom(SIZE_MAX);          /* size_t overflow */
+    if (want <= b->cap) return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < want) {
+        if (cap > SIZE_MAX / 2) { cap = want; break; }
+        cap *= 2;
+    }
+    b->buf = rk_realloc(b->buf, cap);
+    b->cap = cap;
+}
+
+void rbuf_free(struct rbuf *b) {
+    free(b->buf);
+    b->buf = NULL;
+    b->len = b->cap = 0;
+}

@@ -1,0 +1,325 @@
+/*
+ * Unit tests for kv_entry: the two header forms and their boundary, the
+ * exact allocation size of the common small case, expiry round trips,
+ * amortised string growth, value replacement, re-keying and the object hooks.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "ringkv/entry.h"
+
+static char *filled(size_t n, char c) {
+    char *p = malloc(n + 1);
+    for (size_t i = 0; i < n; i++) p[i] = (char)(c + i % 23);
+    p[n] = 0;
+    return p;
+}
+
+static void assert_kv(const struct kv_entry *e, struct slice k, struct slice v) {
+    assert_int_equal(entry_key_len(e), k.len);
+    assert_memory_equal(entry_key(e), k.ptr, k.len);
+    assert_int_equal(entry_val_len(e), v.len);
+    if (v.len) assert_memory_equal(entry_val_slice(e).ptr, v.ptr, v.len);
+}
+
+static void test_small_entry_is_35_bytes(void **state) {
+    (void)state;
+    struct slice k = SLICE_LIT("0123456789abcdef"), v = SLICE_LIT("fedcba9876543210");
+    struct kv_entry *e = entry_new_string(k, v, NO_EXPIRE);
+    assert_int_equal(entry_alloc_size(e), 35);
+    assert_false(e->meta & ENTRY_WIDE);
+    assert_false(entry_has_expire(e));
+    assert_int_equal(entry_type(e), OBJ_STRING);
+    assert_int_equal(entry_expire(e), NO_EXPIRE);
+    assert_kv(e, k, v);
+    entry_free(e);
+}
+
+static void test_empty_key_and_value(void **state) {
+    (void)state;
+    struct kv_entry *e = entry_new_string((struct slice){ "", 0 }, (struct slice){ "", 0 },
+                                          NO_EXPIRE);
+    assert_int_equal(entry_alloc_size(e), 3);
+    assert_int_equal(entry_key_len(e), 0);
+    assert_int_equal(entry_val_len(e), 0);
+    entry_free(e);
+}
+
+/* 255 still fits the short header; 256 in either length switches to wide. */
+static void test_boundary_lengths(void **state) {
+    (void)state;
+    char *b255 = filled(255, 'a'), *b256 = filled(256, 'A');
+    struct slice s255 = { b255, 255 }, s256 = { b256, 256 }, one = SLICE_LIT("x");
+
+    struct kv_entry *e = entry_new_string(s255, s255, NO_EXPIRE);
+    assert_false(e->meta & ENTRY_WIDE);
+    assert_int_equal(entry_alloc_size(e), 3 + 255 + 255);
+    assert_kv(e, s255, s255);
+    entry_free(e);
+
+    e = entry_new_string(s256, one, NO_EXPIRE);
+    assert_true(e->meta & ENTRY_WIDE);
+    assert_int_equal(entry_alloc_size(e), 13 + 256 + 1);
+    assert_kv(e, s256, one);
+    entry_free(e);
+
+    e = entry_new_string(one, s256, 1234);
+    assert_true(e->meta & ENTRY_WIDE);
+    assert_int_equal(entry_alloc_size(e), 13 + 8 + 1 + 256);
+    assert_int_equal(entry_expire(e), 1234);
+    assert_kv(e, one, s256);
+    entry_free(e);
+
+    e = entry_new_string(s255, s256, NO_EXPIRE);
+    assert_true(e->meta & ENTRY_WIDE);
+    assert_kv(e, s255, s256);
+    entry_free(e);
+    free(b255);
+    free(b256);
+}
+
+static void expiry_round_trip(struct slice k, struct slice v) {
+    struct kv_entry *e = entry_new_string(k, v, NO_EXPIRE);
+    size_t base = entry_alloc_size(e);
+    unsigned form = e->meta & ENTRY_WIDE;
+
+    e = entry_set_expire(e, NO_EXPIRE);            /* nothing to clear */
+    assert_false(entry_has_expire(e));
+    assert_int_equal(entry_alloc_size(e), base);
+
+    e = entry_set_expire(e, 1700000000123LL);
+    assert_true(entry_has_expire(e));
+    assert_int_equal(entry_expire(e), 1700000000123LL);
+    assert_int_equal(entry_alloc_size(e), base + 8);
+    assert_int_equal(e->meta & ENTRY_WIDE, form);
+    assert_kv(e, k, v);
+
+    struct kv_entry *same = entry_set_expire(e, 42);   /* updating is in place */
+    assert_ptr_equal(same, e);
+    assert_int_equal(entry_expire(e), 42);
+    assert_kv(e, k, v);
+
+    e = entry_set_expire(e, NO_EXPIRE);
+    assert_false(entry_has_expire(e));
+    assert_int_equal(entry_expire(e), NO_EXPIRE);
+    assert_int_equal(entry_alloc_size(e), base);
+    assert_kv(e, k, v);
+    entry_free(e);
+}
+
+static void test_expiry_round_trip(void **state) {
+    (void)state;
+    char *big = filled(1000, 'k');
+    expiry_round_trip(SLICE_LIT("key"), SLICE_LIT("value"));
+    expiry_round_trip(SLICE_LIT("0123456789abcdef"), SLICE_LIT("fedcba9876543210"));
+    expiry_round_trip((struct slice){ big, 1000 }, SLICE_LIT("v"));
+    expiry_round_trip(SLICE_LIT("k"), (struct slice){ big, 700 });
+    expiry_round_trip((struct slice){ "", 0 }, (struct slice){ "", 0 });
+    free(big);
+}
+
+static void test_resize_keeps_contents_and_expiry(void **state) {
+    (void)state;
+    struct slice k = SLICE_LIT("counter");
+    struct kv_entry *e = entry_new_string(k, SLICE_LIT("hello"), 999);
+    e = entry_resize_string(e, 11);
+    assert_true(e->meta & ENTRY_WIDE);
+    assert_true(e->meta & ENTRY_RAW);
+    assert_int_equal(entry_val_len(e), 11);
+    assert_memory_equal(entry_val(e), "hello", 5);
+    memcpy(entry_val(e) + 5, " world", 6);
+    assert_kv(e, k, SLICE_LIT("hello world"));
+    assert_int_equal(entry_expire(e), 999);
+
+    /* Spare capacity: growing a little more does not move the entry. */
+    size_t cap_size = entry_alloc_size(e);
+    assert_true(cap_size > 13 + 8 + 7 + 11);
+    struct kv_entry *same = entry_resize_string(e, 12);
+    assert_ptr_equal(same, e);
+    assert_int_equal(entry_alloc_size(e), cap_size);
+
+    /* Shrinking keeps the prefix. */
+    e = entry_resize_string(e, 4);
+    assert_kv(e, k, SLICE_LIT("hell"));
+
+    /* Expiry changes on a wide entry with spare capacity keep it intact. */
+    e = entry_set_expire(e, NO_EXPIRE);
+    assert_kv(e, k, SLICE_LIT("hell"));
+    e = entry_set_expire(e, 5);
+    assert_kv(e, k, SLICE_LIT("hell"));
+    assert_int_equal(entry_expire(e), 5);
+    entry_free(e);
+}
+
+/* APPEND one byte at a time: capacity must grow geometrically, so the bytes
+ * moved by all reallocations stay within a small multiple of the final size. */
+static void test_append_loop_is_amortised(void **state) {
+    (void)state;
+    const size_t n = 200000;
+    struct kv_entry *e = entry_new_string(SLICE_LIT("log"), SLICE_LIT(""), NO_EXPIRE);
+    size_t grows = 0, moved = 0, size = entry_alloc_size(e);
+    for (size_t len = 1; len <= n; len++) {
+        e = entry_resize_string(e, len);
+        entry_val(e)[len - 1] = (char)('a' + len % 26);
+        if (entry_alloc_size(e) != size) {
+            grows++;
+            moved += size;
+            size = entry_alloc_size(e);
+        }
+    }
+    assert_int_equal(entry_val_len(e), n);
+    for (size_t i = 0; i < n; i++) assert_int_equal(entry_val(e)[i], 'a' + (i + 1) % 26);
+    assert_true(grows < 40);
+    assert_true(moved < 4 * n);
+    entry_free(e);
+}
+
+static void test_set_string(void **state) {
+    (void)state;
+    struct slice k = SLICE_LIT("name");
+    struct kv_entry *e = entry_new_string(k, SLICE_LIT("alice"), 77);
+    struct kv_entry *same = entry_set_string(e, SLICE_LIT("carol"));
+    assert_ptr_equal(same, e);                      /* same size: in place */
+    assert_kv(e, k, SLICE_LIT("carol"));
+
+    e = entry_set_string(e, SLICE_LIT("bob"));
+    assert_kv(e, k, SLICE_LIT("bob"));
+    assert_int_equal(entry_expire(e), 77);
+    assert_int_equal(entry_alloc_size(e), 3 + 8 + 4 + 3);
+
+    char *big = filled(5000, 'q');
+    e = entry_set_string(e, (struct slice){ big, 5000 });
+    assert_true(e->meta & ENTRY_WIDE);
+    assert_kv(e, k, (struct slice){ big, 5000 });
+    same = entry_set_string(e, (struct slice){ big + 1, 4000 });
+    assert_ptr_equal(same, e);                      /* fits the capacity well enough */
+    assert_kv(e, k, (struct slice){ big + 1, 4000 });
+
+    /* A raw string set back to a small value becomes a tight short entry. */
+    e = entry_resize_string(e, 4500);
+    e = entry_set_string(e, SLICE_LIT("tiny"));
+    assert_false(e->meta & (ENTRY_WIDE | ENTRY_RAW));
+    assert_int_equal(entry_alloc_size(e), 3 + 8 + 4 + 4);
+    assert_kv(e, k, SLICE_LIT("tiny"));
+    assert_int_equal(entry_expire(e), 77);
+    entry_free(e);
+    free(big);
+}
+
+/* A fake object type to observe the hooks. */
+struct fake { int id; int *frees; };
+static int dups;
+static void fake_free(void *o) { struct fake *f = o; (*f->frees)++; free(f); }
+static void *fake_dup(const void *o) {
+    struct fake *f = malloc(sizeof *f);
+    *f = *(const struct fake *)o;
+    f->id += 1000;
+    dups++;
+    return f;
+}
+static const struct obj_ops fake_ops = { fake_free, fake_dup, NULL };
+
+static void test_objects_and_hooks(void **state) {
+    (void)state;
+    int frees = 0;
+    struct fake *f = malloc(sizeof *f);
+    *f = (struct fake){ 7, &frees };
+
+    assert_null(obj_ops_by_type[OBJ_LIST]);
+    obj_ops_by_type[OBJ_LIST] = &fake_ops;
+
+    struct kv_entry *e = entry_new_obj(SLICE_LIT("mylist"), OBJ_LIST, f, NO_EXPIRE);
+    assert_int_equal(entry_type(e), OBJ_LIST);
+    assert_int_equal(entry_val_len(e), sizeof(void *));
+    assert_int_equal(entry_alloc_size(e), 3 + 6 + 8);
+    assert_ptr_equal(entry_obj(e), f);
+
+    e = entry_set_expire(e, 100);
+    assert_ptr_equal(entry_obj(e), f);
+    assert_int_equal(entry_type(e), OBJ_LIST);
+
+    /* keep_obj=false duplicates through the hook. */
+    struct kv_entry *copy = entry_with_key(e, SLICE_LIT("copy"), false);
+    assert_int_equal(dups, 1);
+    assert_ptr_not_equal(entry_obj(copy), f);
+    assert_int_equal(((struct fake *)entry_obj(copy))->id, 1007);
+    assert_int_equal(entry_expire(copy), 100);
+    assert_memory_equal(entry_key(copy), "copy", 4);
+
+    /* keep_obj=true moves the pointer; the old shell is released with free(). */
+    struct kv_entry *moved = entry_with_key(e, SLICE_LIT("renamed"), true);
+    assert_int_equal(dups, 1);
+    assert_ptr_equal(entry_obj(moved), f);
+    assert_int_equal(entry_type(moved), OBJ_LIST);
+    free(e);
+    assert_int_equal(frees, 0);
+
+    entry_free(moved);
+    assert_int_equal(frees, 1);
+    entry_free(copy);
+    assert_int_equal(frees, 2);
+
+    /* A long key makes an object entry wide. */
+    char *k = filled(300, 'z');
+    struct fake *g = malloc(sizeof *g);
+    *g = (struct fake){ 1, &frees };
+    e = entry_new_obj((struct slice){ k, 300 }, OBJ_LIST, g, NO_EXPIRE);
+    assert_true(e->meta & ENTRY_WIDE);
+    assert_ptr_equal(entry_obj(e), g);
+    assert_int_equal(entry_alloc_size(e), 13 + 300 + 8);
+    entry_free(e);
+    assert_int_equal(frees, 3);
+    free(k);
+
+    /* Types without hooks are left alone (no crash, nothing freed). */
+    obj_ops_by_type[OBJ_LIST] = NULL;
+    int dummy;
+    e = entry_new_obj(SLICE_LIT("s"), OBJ_SET, &dummy, NO_EXPIRE);
+    copy = entry_with_key(e, SLICE_LIT("t"), false);
+    assert_ptr_equal(entry_obj(copy), &dummy);
+    entry_free(e);
+    entry_free(copy);
+}
+
+static void test_with_key_string(void **state) {
+    (void)state;
+    char *big = filled(600, 'v');
+    struct kv_entry *e = entry_new_string(SLICE_LIT("old"), (struct slice){ big, 600 }, 31337);
+    struct kv_entry *n = entry_with_key(e, SLICE_LIT("brand-new-key"), true);
+    assert_kv(n, SLICE_LIT("brand-new-key"), (struct slice){ big, 600 });
+    assert_int_equal(entry_expire(n), 31337);
+    assert_kv(e, SLICE_LIT("old"), (struct slice){ big, 600 });   /* source untouched */
+    entry_free(e);
+    entry_free(n);
+
+    /* A raw string with slack is copied tightly and stays raw. */
+    e = entry_new_string(SLICE_LIT("a"), SLICE_LIT("xy"), NO_EXPIRE);
+    e = entry_resize_string(e, 3);
+    entry_val(e)[2] = 'z';
+    n = entry_with_key(e, SLICE_LIT("0123456789abcdef"), false);
+    assert_kv(n, SLICE_LIT("0123456789abcdef"), SLICE_LIT("xyz"));
+    assert_true(n->meta & ENTRY_RAW);
+    assert_int_equal(entry_alloc_size(n), 3 + 16 + 3);
+    entry_free(e);
+    entry_free(n);
+    free(big);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_small_entry_is_35_bytes),
+        cmocka_unit_test(test_empty_key_and_value),
+        cmocka_unit_test(test_boundary_lengths),
+        cmocka_unit_test(test_expiry_round_trip),
+        cmocka_unit_test(test_resize_keeps_contents_and_expiry),
+        cmocka_unit_test(test_append_loop_is_amortised),
+        cmocka_unit_test(test_set_string),
+        cmocka_unit_test(test_objects_and_hooks),
+        cmocka_unit_test(test_with_key_string),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,519 @@
+/*
+ * Unit tests for the swiss table: basic operations, a long random run
+ * against a bitmap model while the table grows to 2,000,000 keys, SCAN's
+ * guarantee across growth and shrinking, random sampling, tombstone churn,
+ * heavy hash clustering (including wrap-around probing), and the bound on
+ * migration work per call.
+ *
+ * Keys are "key:" plus a 12-digit id (16 bytes), so a key maps back to its
+ * id and a bitmap over ids is the reference model.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "ringkv/table.h"
+
+#define STEP_BOUND 4   /* MIGRATE_GROUPS in table.c: groups moved per call */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+static uint64_t rnd(void) {
+    uint64_t x = rng_state;
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    return rng_state = x;
+}
+
+static void make_key(char out[16], uint64_t id) {
+    memcpy(out, "key:", 4);
+    for (int i = 15; i >= 4; i--, id /= 10) out[i] = (char)('0' + id % 10);
+}
+
+static uint64_t key_id(const struct kv_entry *e) {
+    assert_int_equal(entry_key_len(e), 16);
+    const char *k = entry_key(e);
+    uint64_t id = 0;
+    for (int i = 4; i < 16; i++) id = id * 10 + (uint64_t)(k[i] - '0');
+    return id;
+}
+
+static struct kv_entry *new_entry(uint64_t id) {
+    char k[16];
+    make_key(k, id);
+    return entry_new_string((struct slice){ k, 16 }, (struct slice){ (char *)&id, 8 }, NO_EXPIRE);
+}
+
+static uint64_t val_id(const struct kv_entry *e) {
+    uint64_t v;
+    assert_int_equal(entry_val_len(e), 8);
+    memcpy(&v, entry_val_slice(e).ptr, 8);
+    return v;
+}
+
+/* Operations that check the migration bound on every call. */
+static size_t worst_step;
+
+static void check_moved(const struct kv_table *t, uint64_t before) {
+    size_t moved = (size_t)(t->moved_groups - before);
+    if (moved > worst_step) worst_step = moved;
+    assert_true(moved <= STEP_BOUND);
+}
+
+static void ins(struct kv_table *t, uint64_t id) {
+    struct kv_entry *e = new_entry(id);
+    uint64_t before = t->moved_groups;
+    table_insert(t, e, table_hash(entry_key(e), 16));
+    check_moved(t, before);
+}
+
+static struct kv_entry **find(struct kv_table *t, uint64_t id) {
+    char k[16];
+    make_key(k, id);
+    uint64_t before = t->moved_groups;
+    struct kv_entry **s = table_find(t, k, 16, table_hash(k, 16));
+    assert_true(t->moved_groups == before);           /* lookups never migrate */
+    return s;
+}
+
+static bool del(struct kv_table *t, uint64_t id) {
+    char k[16];
+    make_key(k, id);
+    uint64_t before = t->moved_groups;
+    struct kv_entry *e = table_remove(t, k, 16, table_hash(k, 16));
+    check_moved(t, before);
+    if (!e) return false;
+    assert_memory_equal(entry_key(e), k, 16);
+    entry_free(e);
+    return true;
+}
+
+static bool step(struct kv_table *t) {
+    uint64_t before = t->moved_groups;
+    bool more = table_step(t);
+    check_moved(t, before);
+    return more;
+}
+
+static void finish_migration(struct kv_table *t) {
+    while (step(t)) {}
+}
+
+/* ---------------------------------------------------------------- basic */
+
+static void test_empty_table(void **state) {
+    (void)state;
+    struct kv_table t;
+    table_init(&t);
+    assert_null(find(&t, 1));
+    assert_false(del(&t, 1));
+    assert_null(table_random(&t, 12345));
+    assert_int_equal(table_memory(&t), 0);
+    assert_int_equal(table_size(&t), 0);
+    assert_false(step(&t));
+    assert_int_equal(table_scan(&t, 0, 100, NULL, NULL), 0);
+    table_destroy(&t, entry_free);
+}
+
+static void test_insert_find_update_remove(void **state) {
+    (void)state;
+    struct kv_table t;
+    table_init(&t);
+    const uint64_t n = 5000;
+    for (uint64_t i = 0; i < n; i++) {
+        ins(&t, i);
+        assert_int_equal(table_size(&t), i + 1);
+    }
+    assert_true(t.cur.ngroups >= n / 14);
+    for (uint64_t i = 0; i < n; i++) {
+        struct kv_entry **s = find(&t, i);
+        assert_non_null(s);
+        assert_int_equal(key_id(*s), i);
+        assert_int_equal(val_id(*s), i);
+    }
+    assert_null(find(&t, n));
+    assert_null(find(&t, n + 12345));
+
+    /* Replace entries through their slots, including a move to a new block. */
+    for (uint64_t i = 0; i < n; i += 3) {
+        struct kv_entry **s = find(&t, i);
+        uint64_t v = i * 7 + 1;
+        *s = entry_set_string(*s, (struct slice){ (char *)&v, 8 });
+        s = find(&t, i);
+        *s = entry_set_expire(*s, (long long)i + 1000);
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        struct kv_entry **s = find(&t, i);
+        assert_non_null(s);
+        assert_int_equal(val_id(*s), i % 3 ? i : i * 7 + 1);
+        assert_int_equal(entry_expire(*s), i % 3 ? NO_EXPIRE : (long long)i + 1000);
+        assert_int_equal(key_id(*s), i);
+    }
+
+    for (uint64_t i = 0; i < n; i += 2) assert_true(del(&t, i));
+    for (uint64_t i = 0; i < n; i += 2) assert_false(del(&t, i));
+    assert_int_equal(table_size(&t), n / 2);
+    for (uint64_t i = 0; i < n; i++) {
+        if (i % 2) assert_non_null(find(&t, i));
+        else assert_null(find(&t, i));
+    }
+    /* Re-insert into the tombstoned slots. */
+    for (uint64_t i = 0; i < n; i += 2) ins(&t, i);
+    for (uint64_t i = 0; i < n; i++) assert_int_equal(key_id(*find(&t, i)), i);
+    assert_int_equal(table_size(&t), n);
+    assert_int_equal(table_memory(&t), (t.cur.ngroups + t.old.ngroups) * 16 * 9);
+    table_destroy(&t, entry_free);
+    assert_int_equal(table_size(&t), 0);
+    assert_int_equal(table_memory(&t), 0);
+}
+
+/* ---------------------------------------------------------------- model */
+
+struct model {
+    uint8_t *bits;
+    uint64_t count;
+};
+
+static bool model_has(const struct model *m, uint64_t id) { return m->bits[id >> 3] >> (id & 7) & 1; }
+static void model_set(struct model *m, uint64_t id, bool on) {
+    if (on == model_has(m, id)) return;
+    m->bits[id >> 3] ^= (uint8_t)(1u << (id & 7));
+    m->count += on ? 1 : (uint64_t)-1;
+}
+
+static void check_find(struct kv_table *t, const struct model *m, uint64_t id) {
+    struct kv_entry **s = find(t, id);
+    if (model_has(m, id)) {
+        assert_non_null(s);
+        assert_int_equal(key_id(*s), id);
+    } else {
+        assert_null(s);
+    }
+}
+
+/*
+ * Grow to 2,000,000 keys while mixing in finds of present and absent keys
+ * and removals, then churn with a random mix, checking every answer and the
+ * per-call migration bound against the bitmap.
+ */
+static void test_model_2m(void **state) {
+    (void)state;
+    const uint64_t n = 2000000, space = n + n / 4;
+    struct model m = { calloc(space / 8 + 1, 1), 0 };
+    struct kv_table t;
+    table_init(&t);
+    size_t migrating_calls = 0, max_probe = 0;
+
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t id = (i * 0x9E3779B1ULL) % n;          /* a permutation of 0..n-1 */
+        ins(&t, id);
+        model_set(&m, id, true);
+        check_find(&t, &m, rnd() % space);
+        if (i % 8 == 0) {
+            uint64_t victim = rnd() % space;
+            assert_int_equal(del(&t, victim), model_has(&m, victim));
+            model_set(&m, victim, false);
+        }
+        if (t.old.ngroups) migrating_calls++;
+        if (t.cur.max_probe > max_probe) max_probe = t.cur.max_probe;
+    }
+    assert_int_equal(table_size(&t), m.count);
+    assert_true(t.cur.ngroups >= 131072);           /* it did grow to millions of slots */
+    assert_true(migrating_calls > 0);
+
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t id = rnd() % space, r = rnd() % 4;
+        if (r == 0 && !model_has(&m, id)) {
+            ins(&t, id);
+            model_set(&m, id, true);
+        } else if (r == 1) {
+            assert_int_equal(del(&t, id), model_has(&m, id));
+            model_set(&m, id, false);
+        } else {
+            check_find(&t, &m, id);
+        }
+    }
+    assert_int_equal(table_size(&t), m.count);
+    for (uint64_t id = 0; id < space; id++) check_find(&t, &m, id);
+
+    /* Load stays within 7/8 counting tombstones. */
+    assert_true(t.cur.used + t.cur.tombstones <= t.cur.ngroups * 14);
+    printf("  model: %llu keys, %zu groups, max_probe %zu, worst groups moved per call %zu, "
+           "%.1f table bytes/key\n", (unsigned long long)m.count, t.cur.ngroups, max_probe,
+           worst_step, (double)table_memory(&t) / (double)table_size(&t));
+    assert_true(max_probe < 200);
+    table_destroy(&t, entry_free);
+    free(m.bits);
+}
+
+/* ---------------------------------------------------------------- scan */
+
+struct visits {
+    uint8_t *count;
+    size_t nvisited;
+};
+
+static void visit(void *ud, struct kv_entry *e) {
+    struct visits *v = ud;
+    uint64_t id = key_id(e);
+    if (v->count[id] < 255) v->count[id]++;
+    v->nvisited++;
+}
+
+/*
+ * Keys 0..stable-1 stay for the whole scan; between calls new keys are
+ * inserted (forcing growth, so calls happen mid-migration) and some of them
+ * removed. Every stable key must be seen, and since cursor ranges tile the
+ * hash space, no key is seen twice.
+ */
+static void test_scan_during_growth(void **state) {
+    (void)state;
+    const uint64_t stable = 60000, extra = 400000;
+    struct visits v = { calloc(stable + extra, 1), 0 };
+    struct kv_table t;
+    table_init(&t);
+    for (uint64_t i = 0; i < stable; i++) ins(&t, i);
+    size_t groups_at_start = t.cur.ngroups;
+
+    uint64_t cursor = 0, next_id = stable;
+    size_t calls = 0, calls_mid_migration = 0;
+    do {
+        if (t.old.ngroups) calls_mid_migration++;
+        cursor = table_scan(&t, cursor, 1 + rnd() % 40, visit, &v);
+        calls++;
+        for (int k = 0; k < 32 && next_id < stable + extra; k++) ins(&t, next_id++);
+        if (next_id > stable + 10 && rnd() % 3 == 0) del(&t, stable + rnd() % (next_id - stable));
+    } while (cursor != 0);
+
+    for (uint64_t i = 0; i < stable; i++) assert_int_equal(v.count[i], 1);
+    for (uint64_t i = 0; i < stable + extra; i++) assert_true(v.count[i] <= 1);
+    assert_true(t.cur.ngroups >= 2 * groups_at_start);
+    assert_true(calls_mid_migration > 0);
+    printf("  scan: %zu calls (%zu during migration), groups %zu -> %zu\n", calls,
+           calls_mid_migration, groups_at_start, t.cur.ngroups);
+
+    /* One call with a huge count covers everything. */
+    memset(v.count, 0, stable + extra);
+    v.nvisited = 0;
+    assert_int_equal(table_scan(&t, 0, SIZE_MAX / 2, visit, &v), 0);
+    assert_int_equal(v.nvisited, table_size(&t));
+    table_destroy(&t, entry_free);
+    free(v.count);
+}
+
+/* Mass deletion during a scan shrinks the table; survivors are still seen once. */
+static void test_scan_during_shrink(void **state) {
+    (void)state;
+    const uint64_t n = 100000, keep = 500;
+    struct visits v = { calloc(n, 1), 0 };
+    struct kv_table t;
+    table_init(&t);
+    for (uint64_t i = 0; i < n; i++) ins(&t, i);
+    finish_migration(&t);
+    size_t groups_at_start = t.cur.ngroups;
+
+    uint64_t cursor = 0, next_del = keep;
+    do {
+        cursor = table_scan(&t, cursor, 64, visit, &v);
+        for (int k = 0; k < 400 && next_del < n; k++) del(&t, next_del++);
+        step(&t);
+    } while (cursor != 0);
+    for (uint64_t i = 0; i < keep; i++) assert_int_equal(v.count[i], 1);
+    for (uint64_t i = 0; i < n; i++) assert_true(v.count[i] <= 1);
+    assert_true(t.cur.ngroups < groups_at_start);
+    table_destroy(&t, entry_free);
+    free(v.count);
+}
+
+/* ---------------------------------------------------------------- random */
+
+static void test_random(void **state) {
+    (void)state;
+    const uint64_t n = 1000;
+    struct kv_table t;
+    table_init(&t);
+    for (uint64_t i = 0; i < n; i++) ins(&t, i);
+    finish_migration(&t);
+
+    uint8_t *seen = calloc(n, 1);
+    for (int i = 0; i < 200000; i++) {
+        struct kv_entry *e = table_random(&t, rnd());
+        assert_non_null(e);
+        uint64_t id = key_id(e);
+        assert_true(id < n);
+        assert_ptr_equal(*find(&t, id), e);
+        seen[id] = 1;
+    }
+    for (uint64_t i = 0; i < n; i++) assert_true(seen[i]);
+
+    /* During a migration both parts are sampled, and only live entries. */
+    uint64_t id = n;
+    while (!t.old.ngroups) ins(&t, id++);
+    step(&t);
+    assert_true(t.old.ngroups > 0 && t.migrate_pos > 0);
+    bool from_old = false, from_cur = false;
+    for (int i = 0; i < 20000; i++) {
+        struct kv_entry *e = table_random(&t, rnd());
+        struct kv_entry **s = find(&t, key_id(e));
+        assert_ptr_equal(*s, e);
+        if (s >= t.old.slots && s < t.old.slots + t.old.ngroups * 16) from_old = true;
+        else from_cur = true;
+    }
+    assert_true(from_old && from_cur);
+
+    /* A single key is always the answer. */
+    table_destroy(&t, entry_free);
+    ins(&t, 77);
+    for (int i = 0; i < 100; i++) assert_int_equal(key_id(table_random(&t, rnd())), 77);
+    table_destroy(&t, entry_free);
+    free(seen);
+}
+
+/* ---------------------------------------------------------------- churn */
+
+/*
+ * A steady number of live keys with millions of deletes and inserts of new
+ * keys. Tombstones pile up in groups that were once full; they must be
+ * recycled (reused by inserts, cleared by same-size rehashes), not make the
+ * table grow. Returns the groups moved by rehashing during the churn.
+ */
+static uint64_t churn(uint64_t live, uint64_t ops, size_t *groups, size_t *max_groups) {
+    uint64_t *ids = malloc(live * sizeof *ids);
+    struct kv_table t;
+    table_init(&t);
+    for (uint64_t i = 0; i < live; i++) { ids[i] = i; ins(&t, i); }
+    finish_migration(&t);
+    *groups = *max_groups = t.cur.ngroups;
+    uint64_t moved_at_start = t.moved_groups, next = live;
+
+    for (uint64_t i = 0; i < ops; i++) {
+        uint64_t slot = rnd() % live;
+        assert_true(del(&t, ids[slot]));
+        ids[slot] = next++;
+        ins(&t, ids[slot]);
+        if (t.cur.ngroups > *max_groups) *max_groups = t.cur.ngroups;
+        assert_true(t.cur.used + t.cur.tombstones <= t.cur.ngroups * 14);
+    }
+    assert_int_equal(table_size(&t), live);
+    assert_true(table_memory(&t) <= 2 * 2 * *groups * 16 * 9);
+    for (uint64_t i = 0; i < live; i += 7) assert_int_equal(key_id(*find(&t, ids[i])), ids[i]);
+    uint64_t moved = t.moved_groups - moved_at_start;
+    printf("  churn %llu live: groups %zu -> max %zu, %llu groups moved, %zu tombstones\n",
+           (unsigned long long)live, *groups, *max_groups, (unsigned long long)moved,
+           t.cur.tombstones);
+    table_destroy(&t, entry_free);
+    free(ids);
+    return moved;
+}
+
+static void test_tombstone_churn(void **state) {
+    (void)state;
+    size_t groups, max_groups;
+    /* 46% full: the table never grows, same-size rehashes clear tombstones. */
+    uint64_t moved = churn(7500, 2500000, &groups, &max_groups);
+    assert_int_equal(max_groups, groups);
+    assert_true(moved >= 2 * groups);
+    /* 76% full: at most one doubling, then a steady state. */
+    churn(100000, 1000000, &groups, &max_groups);
+    assert_true(max_groups <= 2 * groups);
+}
+
+/* ---------------------------------------------------------------- migration */
+
+/* table_step alone drains a migration in at most ngroups/STEP_BOUND calls. */
+static void test_step_drains_migration(void **state) {
+    (void)state;
+    struct kv_table t;
+    table_init(&t);
+    uint64_t id = 0;
+    while (t.cur.ngroups < 1024 || !t.old.ngroups) ins(&t, id++);
+    size_t old_groups = t.old.ngroups, calls = 0;
+    assert_true(t.cur.ngroups == 2 * old_groups);
+    while (step(&t)) calls++;
+    assert_true(calls + 1 <= old_groups / STEP_BOUND + 1);
+    assert_int_equal(t.old.ngroups, 0);
+    assert_int_equal(t.cur.used, id);
+    for (uint64_t i = 0; i < id; i++) assert_non_null(find(&t, i));
+
+    /* Deleting nearly everything shrinks the table step by step; deleting
+     * the rest frees the arrays. */
+    for (uint64_t i = 10; i < id; i++) assert_true(del(&t, i));
+    finish_migration(&t);
+    for (int k = 0; k < 64; k++) finish_migration(&t), step(&t);
+    assert_true(t.cur.ngroups <= 16);
+    for (uint64_t i = 0; i < 10; i++) assert_non_null(find(&t, i));
+    for (uint64_t i = 0; i < 10; i++) assert_true(del(&t, i));
+    finish_migration(&t);
+    assert_int_equal(table_memory(&t), 0);
+    ins(&t, 5);
+    assert_non_null(find(&t, 5));
+    table_destroy(&t, entry_free);
+}
+
+/* ---------------------------------------------------------------- clustering */
+
+/*
+ * Keys whose hashes share their top 12 bits (all ones) land in the last
+ * group of any table of up to 4096 groups, so their probe chains are long
+ * and wrap around to group 0. Lookups, removals and scans must still work.
+ */
+static void test_clustered_hashes(void **state) {
+    (void)state;
+    const uint64_t nclus = 1200, nplain = 3000;
+    uint64_t *clus = malloc(nclus * sizeof *clus);
+    uint64_t cand = 10000000;
+    for (uint64_t i = 0; i < nclus; i++) {
+        char k[16];
+        for (;; cand++) {
+            make_key(k, cand);
+            if (table_hash(k, 16) >> 52 == 0xFFF) break;
+        }
+        clus[i] = cand++;
+    }
+    struct kv_table t;
+    table_init(&t);
+    for (uint64_t i = 0; i < nclus; i++) {
+        ins(&t, clus[i]);
+        if (i < nplain) ins(&t, i);
+    }
+    for (uint64_t i = nclus; i < nplain; i++) ins(&t, i);
+    finish_migration(&t);
+    assert_true(t.cur.max_probe >= nclus / 16 - 1);
+
+    for (uint64_t i = 0; i < nclus; i++) assert_int_equal(key_id(*find(&t, clus[i])), clus[i]);
+    for (uint64_t i = 0; i < nplain; i++) assert_int_equal(key_id(*find(&t, i)), i);
+
+    struct visits v = { calloc(cand, 1), 0 };
+    uint64_t cursor = 0;
+    do cursor = table_scan(&t, cursor, 16, visit, &v); while (cursor);
+    for (uint64_t i = 0; i < nclus; i++) assert_int_equal(v.count[clus[i]], 1);
+    for (uint64_t i = 0; i < nplain; i++) assert_int_equal(v.count[i], 1);
+    assert_int_equal(v.nvisited, nclus + nplain);
+
+    for (uint64_t i = 0; i < nclus; i += 2) assert_true(del(&t, clus[i]));
+    for (uint64_t i = 0; i < nclus; i++) {
+        if (i % 2) assert_int_equal(key_id(*find(&t, clus[i])), clus[i]);
+        else assert_null(find(&t, clus[i]));
+    }
+    for (uint64_t i = 0; i < nplain; i++) assert_non_null(find(&t, i));
+    table_destroy(&t, entry_free);
+    free(v.count);
+    free(clus);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_empty_table),
+        cmocka_unit_test(test_insert_find_update_remove),
+        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_step_drains_migration),
+        cmocka_unit_test(test_clustered_hashes),
+        cmocka_unit_test(test_scan_during_growth),
+        cmocka_unit_test(test_scan_during_shrink),
+        cmocka_unit_test(test_tombstone_churn),
+        cmocka_unit_test(test_model_2m),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
