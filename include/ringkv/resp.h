@@ -22,7 +22,7 @@
 #include "ringkv/common.h"
 
 #define RESP_INLINE_MAX      (64 * 1024)          /* PROTO_INLINE_MAX_SIZE */
-#define RESP_MBULK_MAX       (1024 * 1024)        /* max multibulk count */
+#define RESP_MBULK_MAX       2147483647           /* max multibulk count: INT_MAX since Redis 7.0 (6.x: 1024*1024) */
 #define RESP_UNAUTH_MBULK_MAX 10                  /* before AUTH, like Redis */
 #define RESP_UNAUTH_BULK_MAX  16384
 

@@ -98,6 +98,7 @@ struct xmsg {
     uint8_t type;
     uint8_t from;        /* worker that created the message */
     uint8_t to;
+    uint8_t shard;       /* XM_LOCK/LOCKED: the shard asked for */
     struct xmsg *next;   /* queues while deferred */
     struct tx *tx;       /* XM_LOCK/LOCKED/UNLOCK */
     struct rbuf req;     /* XM_BATCH: encoded commands */

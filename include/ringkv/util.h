@@ -8,13 +8,14 @@
 #include "ringkv/common.h"
 
 bool str_to_ll(const char *s, size_t len, long long *out);
+/* As Redis's string2ull (stream IDs): the strict form, else strtoull's looser rules. */
 bool str_to_ull(const char *s, size_t len, unsigned long long *out);
 /* Strict float parse as Redis's string2ld/strtold path: no spaces, no NaN. */
 bool str_to_ld(const char *s, size_t len, long double *out);
 bool str_to_d(const char *s, size_t len, double *out);
 int ll_to_str(char *dst, size_t dstlen, long long v);       /* returns length */
 int ull_to_str(char *dst, size_t dstlen, unsigned long long v);
-/* INCRBYFLOAT formatting (%.17Lg, trailing zeros trimmed, as Redis's ld2string humanfriendly). */
+/* INCRBYFLOAT formatting (%.17Lf, trailing zeros trimmed, as Redis's ld2string LD_STR_HUMAN). */
 int ld_to_str_human(char *dst, size_t dstlen, long double v);
 /* Double formatting for RESP replies ("%.17g"; inf/-inf as Redis prints them). */
 int d_to_str(char *dst, size_t dstlen, double v);

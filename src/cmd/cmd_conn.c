@@ -158,7 +158,7 @@ struct client_filter {
 
 static void filter_parse(struct cmd_ctx *c, bool kill, struct client_filter *f) {
     memset(f, 0, sizeof *f);
-    f->skipme = true;
+    f->skipme = kill;
     f->type = -1;
     int i = 2;
     if (kill && c->argc == 3) {

@@ -258,19 +258,6 @@ static uint64_t random_u64(void) {
     return x;
 }
 
-/* Delete an expired key met outside a lookup, while holding every shard. */
-static void delete_expired_key(struct cmd_ctx *c, const struct kv_entry *e) {
-    struct slice k = entry_key_slice(e);
-    char *copy = rk_malloc(k.len ? k.len : 1);   /* the entry dies during the delete */
-    bool multi = c->multi;
-
-    memcpy(copy, k.ptr, k.len);
-    c->multi = true;   /* all shards are held: route by slot */
-    db_delete(c, (struct slice){ copy, k.len });
-    c->multi = multi;
-    free(copy);
-}
-
 void cmd_randomkey(struct cmd_ctx *c) {
     size_t total;
 
@@ -286,7 +273,7 @@ void cmd_randomkey(struct cmd_ctx *c) {
             reply_bulk_slice(&c->r, entry_key_slice(e));
             return;
         }
-        delete_expired_key(c, e);
+        db_expire_found(c->shards[shard], &c->shards[shard]->dbs[c->db], e);
     }
     reply_null(&c->r);
 }

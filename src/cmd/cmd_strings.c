@@ -98,6 +98,11 @@ static void put_string(struct cmd_ctx *c, struct kv_entry **slot, struct slice k
     }
 }
 
+/* Plain SET semantics: whatever key held, it now holds val and no TTL. */
+static void set_string(struct cmd_ctx *c, struct slice key, struct slice val) {
+    put_string(c, db_lookup_slot(c, key, LOOKUP_NONE), key, val, NO_EXPIRE, false);
+}
+
 /* ---------------------------------------------------------------------------
  * SET / GETEX options
  * ------------------------------------------------------------------------- */
@@ -222,16 +227,11 @@ void cmd_get(struct cmd_ctx *c) {
     reply_get(c, c->argv[1]);
 }
 
+/* The hottest path in the server. A plain SET hashes its key once (the
+ * lookup; db_insert finds the hash in db.c's memo) and overwrites an
+ * existing string of the same size in place. */
 void cmd_set(struct cmd_ctx *c) {
     struct string_opts o;
-
-    /* The hottest path in the server: no options to look at. */
-    if (c->argc == 3) {
-        put_string(c, db_lookup_slot(c, c->argv[1], LOOKUP_NONE), c->argv[1], c->argv[2],
-                   NO_EXPIRE, false);
-        reply_ok(&c->r);
-        return;
-    }
     if (parse_string_opts(c, 3, FOR_SET, &o))
         set_generic(c, &o, c->argv[2], false);
 }
@@ -252,10 +252,8 @@ void cmd_psetex(struct cmd_ctx *c) {
 }
 
 void cmd_getset(struct cmd_ctx *c) {
-    if (!reply_get(c, c->argv[1]))
-        return;
-    put_string(c, db_lookup_slot(c, c->argv[1], LOOKUP_NONE), c->argv[1], c->argv[2],
-               NO_EXPIRE, false);
+    if (reply_get(c, c->argv[1]))
+        set_string(c, c->argv[1], c->argv[2]);
 }
 
 void cmd_getdel(struct cmd_ctx *c) {
@@ -316,8 +314,7 @@ static void mset_generic(struct cmd_ctx *c, bool nx) {
         }
     }
     for (int j = 1; j < c->argc; j += 2)
-        put_string(c, db_lookup_slot(c, c->argv[j], LOOKUP_NONE), c->argv[j], c->argv[j + 1],
-                   NO_EXPIRE, false);
+        set_string(c, c->argv[j], c->argv[j + 1]);
     if (nx)
         reply_int(&c->r, 1);
     else

@@ -111,7 +111,7 @@ size_t db_size_all(struct cmd_ctx *c, int dbi) {
     return n;
 }
 
-/* The only two ways an entry enters or leaves a table. */
+/* The only ways an entry enters, leaves or is swapped in a table. */
 static void insert_entry(struct kv_db *db, struct kv_entry *e, uint64_t h) {
     table_insert(&db->table, e, h);
     if (entry_has_expire(e))
@@ -125,9 +125,21 @@ static struct kv_entry *drop_entry(struct kv_db *db, struct slice key, uint64_t 
     return e;
 }
 
+static void swap_entry(struct kv_db *db, struct kv_entry **slot, struct kv_entry *e) {
+    struct kv_entry *old = *slot;
+    db->expires += (size_t)entry_has_expire(e) - (size_t)entry_has_expire(old);
+    *slot = e;
+    entry_free(old);
+}
+
 static void expire_entry(struct shard *s, struct kv_db *db, struct slice key, uint64_t h) {
     entry_free(drop_entry(db, key, h));
     s->stats.expired_keys++;
+}
+
+void db_expire_found(struct shard *s, struct kv_db *db, struct kv_entry *e) {
+    struct slice key = entry_key_slice(e);   /* read before the entry is freed */
+    expire_entry(s, db, key, table_hash(key.ptr, key.len));
 }
 
 /* ---------------------------------------------------------------------------
@@ -163,13 +175,8 @@ void db_insert(struct cmd_ctx *c, struct kv_entry *e) {
 }
 
 void db_replace(struct cmd_ctx *c, struct kv_entry **slot, struct kv_entry *e) {
-    struct kv_entry *old = *slot;
-    if (old == e)
-        return;
-    struct kv_db *db = &owner_shard(c, entry_key_slice(e))->dbs[c->db];
-    db->expires += (size_t)entry_has_expire(e) - (size_t)entry_has_expire(old);
-    *slot = e;
-    entry_free(old);
+    if (*slot != e)
+        swap_entry(&owner_shard(c, entry_key_slice(e))->dbs[c->db], slot, e);
 }
 
 void db_set(struct cmd_ctx *c, struct kv_entry *e) {
@@ -183,12 +190,9 @@ void db_set(struct cmd_ctx *c, struct kv_entry *e) {
         insert_entry(db, e, h);
         return;
     }
-    struct kv_entry *old = *slot;
-    if (key_is_expired(old, c->now_ms))
+    if (key_is_expired(*slot, c->now_ms))
         s->stats.expired_keys++;   /* Redis expires it in the lookup before overwriting */
-    db->expires += (size_t)entry_has_expire(e) - (size_t)entry_has_expire(old);
-    *slot = e;
-    entry_free(old);
+    swap_entry(db, slot, e);
 }
 
 bool db_delete(struct cmd_ctx *c, struct slice key) {
@@ -257,10 +261,8 @@ static void expire_visit(void *ud, struct kv_entry *e) {
 }
 
 static void expire_batch_delete(struct shard *s, struct kv_db *db, struct expire_batch *b) {
-    for (size_t i = 0; i < b->ndead; i++) {
-        struct slice key = entry_key_slice(b->dead[i]);
-        expire_entry(s, db, key, table_hash(key.ptr, key.len));
-    }
+    for (size_t i = 0; i < b->ndead; i++)
+        db_expire_found(s, db, b->dead[i]);
 }
 
 /* One database's share of the cycle; false when the time budget ran out. */
@@ -297,10 +299,10 @@ void shard_active_expire(struct shard *s, long long now_ms, uint64_t budget_us) 
 
     if (ndb == 0)
         return;
-    /* The cron is also where an idle table finishes growing. */
+    /* The cron is also where a table nobody writes to finishes resizing,
+     * or shrinks after mass deletion. */
     for (unsigned i = 0; i < ndb; i++)
-        if (s->dbs[i].table.old.ngroups)
-            table_step(&s->dbs[i].table);
+        table_step(&s->dbs[i].table);
 
     for (unsigned n = 0; n < ndb; n++) {
         unsigned dbi = s->expire_db % ndb;

@@ -44,17 +44,31 @@
  * of reading the entry, which they need anyway).
  */
 #include <emmintrin.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "ringkv/table.h"
 
 #define GROUP          16
 #define GROUP_LIMIT    14          /* 7/8 of a group: the load limit */
+#define MIGRATE_GROUPS 4           /* groups moved per insert/remove/step */
+#define RELEASE_GROUPS 2048        /* drained groups of old handed back at once */
+#define MAP_MIN        ((size_t)1 << 20)   /* arrays this big are mmap()ed */
+#define NOT_FOUND      SIZE_MAX
+
+/*
+ * Control bytes have the usual swiss-table values (empty 0x80, deleted 0xFE,
+ * full 0..0x7F) but are stored XOR 0x80, so that zeroed memory is all empty:
+ * allocating a table of millions of slots then writes nothing, and the
+ * insert that starts a growth stays cheap. In memory, empty and deleted are
+ * the bytes without the top bit.
+ */
 #define CTRL_EMPTY     0x80
 #define CTRL_DELETED   0xFE
-#define MIGRATE_GROUPS 4           /* groups moved per insert/remove/step */
-#define NOT_FOUND      SIZE_MAX
+#define STORED(c)      ((uint8_t)((c) ^ 0x80))
 
 uint64_t table_hash(const char *key, size_t len) {
     return XXH3_64bits(key, len);
@@ -69,20 +83,20 @@ static inline __m128i group_load(const uint8_t *ctrl) {
 }
 
 static inline unsigned group_match(__m128i g, uint8_t b) {
-    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(g, _mm_set1_epi8((char)b)));
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(g, _mm_set1_epi8((char)STORED(b))));
 }
 
 static inline unsigned group_empty(const uint8_t *ctrl) {
     return group_match(group_load(ctrl), CTRL_EMPTY);
 }
 
-/* Empty and deleted are the bytes with the top bit set. */
-static inline unsigned group_free(const uint8_t *ctrl) {
+static inline unsigned group_full(const uint8_t *ctrl) {
     return (unsigned)_mm_movemask_epi8(group_load(ctrl));
 }
 
-static inline unsigned group_full(const uint8_t *ctrl) {
-    return group_free(ctrl) ^ 0xFFFF;
+/* Empty or deleted. */
+static inline unsigned group_free(const uint8_t *ctrl) {
+    return group_full(ctrl) ^ 0xFFFF;
 }
 
 /* ---------------------------------------------------------------- parts */
@@ -106,19 +120,43 @@ static inline size_t part_limit(const struct kv_table_part *p) {
     return p->ngroups * GROUP_LIMIT;
 }
 
+/*
+ * Arrays of a megabyte or more are mapped directly: the kernel hands out
+ * zero pages as they are first touched, while an allocator may recycle
+ * memory it has to clear first (mimalloc's calloc of 8 MB took ~3 ms), and
+ * a mapping can be returned page by page while a migration drains it.
+ * Their bytes are not in the allocator's statistics; table_memory() has them.
+ */
+static void *array_alloc(size_t bytes, bool zero) {
+    if (bytes < MAP_MIN) return zero ? rk_calloc(1, bytes) : rk_malloc(bytes);
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (RK_UNLIKELY(p == MAP_FAILED)) {
+        fprintf(stderr, "ringkv: out of memory mapping %zu bytes for a table\n", bytes);
+        abort();
+    }
+    return p;
+}
+
+static void array_free(void *p, size_t bytes) {
+    if (bytes < MAP_MIN) free(p);
+    else if (p) munmap(p, bytes);
+}
+
+static size_t ctrl_bytes(size_t ngroups) { return ngroups * GROUP; }
+static size_t slot_bytes(size_t ngroups) { return ngroups * GROUP * sizeof(struct kv_entry *); }
+
 static void part_alloc(struct kv_table_part *p, size_t ngroups) {
-    p->ctrl = rk_malloc(ngroups * GROUP);
-    memset(p->ctrl, CTRL_EMPTY, ngroups * GROUP);
+    p->ctrl = array_alloc(ctrl_bytes(ngroups), true);
     /* Slots are read only where ctrl says full, so they stay uninitialised
      * (and, for big tables, untouched pages until used). */
-    p->slots = rk_malloc(ngroups * GROUP * sizeof *p->slots);
+    p->slots = array_alloc(slot_bytes(ngroups), false);
     p->ngroups = ngroups;
     p->used = p->tombstones = p->max_probe = 0;
 }
 
 static void part_free(struct kv_table_part *p) {
-    free(p->ctrl);
-    free(p->slots);
+    array_free(p->ctrl, ctrl_bytes(p->ngroups));
+    array_free(p->slots, slot_bytes(p->ngroups));
     memset(p, 0, sizeof *p);
 }
 
@@ -157,8 +195,8 @@ static void part_place(struct kv_table_part *p, struct kv_entry *e, uint64_t has
         unsigned m = group_free(p->ctrl + g * GROUP);
         if (!m) continue;
         size_t i = g * GROUP + (size_t)__builtin_ctz(m);
-        if (p->ctrl[i] == CTRL_DELETED) p->tombstones--;
-        p->ctrl[i] = ctrl_h2(hash);
+        if (p->ctrl[i] == STORED(CTRL_DELETED)) p->tombstones--;
+        p->ctrl[i] = STORED(ctrl_h2(hash));
         p->slots[i] = e;
         p->used++;
         if (d > p->max_probe) p->max_probe = d;
@@ -173,9 +211,9 @@ static void part_place(struct kv_table_part *p, struct kv_entry *e, uint64_t has
  */
 static void part_erase(struct kv_table_part *p, size_t i) {
     if (group_empty(p->ctrl + (i & ~(size_t)(GROUP - 1)))) {
-        p->ctrl[i] = CTRL_EMPTY;
+        p->ctrl[i] = STORED(CTRL_EMPTY);
     } else {
-        p->ctrl[i] = CTRL_DELETED;
+        p->ctrl[i] = STORED(CTRL_DELETED);
         p->tombstones++;
     }
     p->used--;
@@ -208,7 +246,7 @@ static void migrate_group(struct kv_table *t, size_t g) {
         unsigned i = (unsigned)__builtin_ctz(m);
         part_place(&t->cur, slots[i], entry_hash(slots[i]));
         /* Tombstones, not empties: entries further on may have probed past. */
-        ctrl[i] = CTRL_DELETED;
+        ctrl[i] = STORED(CTRL_DELETED);
     }
     size_t n = (size_t)__builtin_popcount(full);
     o->used -= n;
@@ -222,12 +260,32 @@ static void migrate_finish_if_drained(struct kv_table *t) {
     }
 }
 
+/*
+ * Give the slot pages of drained groups back to the kernel as the migration
+ * goes, so that unmapping a big old array at the end has little left to do
+ * (tens of megabytes would otherwise be a stall of milliseconds). Only slots:
+ * drained control bytes must keep reading as deleted, and nothing reads a
+ * slot whose control byte is not full.
+ */
+static void release_drained(struct kv_table *t) {
+    size_t pos = t->migrate_pos;
+    if (pos % RELEASE_GROUPS || pos == t->old.ngroups) return;   /* free() takes the last */
+    if (slot_bytes(t->old.ngroups) < MAP_MIN) return;             /* not ours to madvise */
+    uintptr_t base = (uintptr_t)t->old.slots, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t from = base + (pos - RELEASE_GROUPS) * GROUP * sizeof *t->old.slots;
+    uintptr_t to = base + pos * GROUP * sizeof *t->old.slots;
+    from = (from + page - 1) & ~(page - 1);
+    to &= ~(page - 1);
+    if (to > from) madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
 /* Move up to n groups of old into cur. Groups before migrate_pos are empty
  * of entries, so while old has any, migrate_pos is inside it. */
 static void migrate(struct kv_table *t, size_t n) {
     while (n-- && t->old.used) {
         migrate_group(t, t->migrate_pos++);
         t->moved_groups++;
+        release_drained(t);
     }
     migrate_finish_if_drained(t);
 }
@@ -240,7 +298,8 @@ static void resize_start(struct kv_table *t, size_t ngroups) {
 }
 
 /* cur is at its load limit: double it, or rehash at the same size when
- * tombstones are what fills it (delete-heavy churn must not grow the table). */
+ * tombstones are over 3/8 of the load (delete-heavy churn must not grow the
+ * table, and the rehash still leaves room for 3/8 of the limit in inserts). */
 static void grow(struct kv_table *t) {
     if (t->old.ngroups) migrate(t, SIZE_MAX);
     size_t n = t->cur.ngroups;

@@ -368,6 +368,7 @@ static void tx_continue(struct tx *tx) {
         struct xmsg *m = rk_calloc(1, sizeof *m);
         m->type = XM_LOCK;
         m->from = (uint8_t)w->id;
+        m->shard = (uint8_t)s;
         m->tx = tx;
         if (s != w->id) {
             xshard_send(w, s, m);
@@ -405,7 +406,7 @@ static void handle_msg(struct worker *w, struct xmsg *m) {
         break;
     case XM_LOCKED: {
         struct tx *tx = m->tx;
-        tx->held |= 1ull << m->to;
+        tx->held |= 1ull << m->shard;
         free(m);
         tx_continue(tx);
         break;

@@ -34,7 +34,6 @@
 #include "ringkv/resp.h"
 #include "ringkv/util.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -102,7 +101,8 @@ static inline bool fast_header(const char *buf, size_t len, size_t pos,
         n = 0;
         q++;
     } else if (*q >= '1' && *q <= '9') {
-        const char *lim = q + 18 < end ? q + 18 : end;   /* no overflow */
+        size_t room = (size_t)(end - q);
+        const char *lim = q + (room < 18 ? room : 18);    /* 18 digits cannot overflow */
         n = (unsigned long long)(*q++ - '0');
         while (q < lim && (unsigned)(*q - '0') <= 9)
             n = n * 10 + (unsigned long long)(*q++ - '0');
@@ -163,7 +163,7 @@ static enum resp_status parse_multibulk(struct resp_parser *p, const char *buf,
             return fail(p, "Protocol error: invalid multibulk length");
         pos = (size_t)(nl - buf) + 2;
     }
-    if (count > INT_MAX)
+    if (count > RESP_MBULK_MAX)
         return fail(p, "Protocol error: invalid multibulk length");
     if (count > RESP_UNAUTH_MBULK_MAX && p->unauthenticated)
         return fail(p, "Protocol error: unauthenticated multibulk length");

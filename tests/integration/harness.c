@@ -249,6 +249,11 @@ int server_start(struct server *s, const char *const *extra)
             if (waitpid(pid, &st, WNOHANG) == pid) {
                 died = true;
                 s->pid = 0;
+                if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {   /* exec failed */
+                    dump_log(s);
+                    g_failures++;
+                    return -1;
+                }
                 break;
             }
             if (probe(s->port))

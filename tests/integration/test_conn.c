@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 static bool has_line_prefix(const char *text, const char *prefix)
 {
@@ -980,6 +981,83 @@ static void test_requirepass(void **state)
     raw_close(r);
 }
 
+/* ------------------------------------------------------------------ */
+/* --databases, --timeout                                               */
+
+static int setup_options(void **state)
+{
+    static const char *const args[] = { "--databases", "4", "--timeout", "1", NULL };
+    return h_group_setup_args(state, args);
+}
+
+static void test_databases_option(void **state)
+{
+    redisContext *c = FIX(state)->c;
+    expect_bulks(cmd(c, "CONFIG GET databases"), 2, "databases", "4");
+    OK(c, "SELECT 3");
+    ERR(c, "ERR DB index is out of range", "SELECT 4");
+    ERR(c, "ERR DB index is out of range", "MOVE a 4");
+    ERR(c, "ERR DB index is out of range", "SWAPDB 0 4");
+}
+
+static void test_idle_timeout(void **state)
+{
+    expect_bulks(cmd(FIX(state)->c, "CONFIG GET timeout"), 2, "timeout", "1");
+    struct raw *idle = raw_connect(&FIX(state)->srv);
+    RAW(idle, "+PONG\r\n", "PING");
+    long long t0 = h_now_ms();
+    /* closed without a word, some time after one idle second */
+    bool closed = raw_read_to_close(idle, 6000);
+    long long dt = h_now_ms() - t0;
+    assert_true(closed);
+    assert_int_equal(idle->len - idle->pos, 0);
+    assert_true(dt >= 900);
+    raw_close(idle);
+    /* a busy client is not closed */
+    struct raw *busy = raw_connect(&FIX(state)->srv);
+    for (int i = 0; i < 8; i++) {
+        RAW(busy, "+PONG\r\n", "PING");
+        h_sleep_ms(300);
+    }
+    raw_close(busy);
+    /* back to no timeout (the fixture's connection has timed out meanwhile) */
+    redisContext *c = h_connect(&FIX(state)->srv);
+    OK(c, "CONFIG SET timeout 0");
+    redisFree(c);
+    idle = raw_connect(&FIX(state)->srv);
+    RAW(idle, "+PONG\r\n", "PING");
+    assert_false(raw_read_to_close(idle, 2500));
+    RAW(idle, "+PONG\r\n", "PING");
+    raw_close(idle);
+}
+
+/* ------------------------------------------------------------------ */
+/* SHUTDOWN                                                             */
+
+static void test_shutdown(void **state)
+{
+    struct server *s = &FIX(state)->srv;
+    struct raw *r = raw_connect(s);
+    RAW(r, "-ERR syntax error\r\n", "SHUTDOWN foo");
+    raw_cmd(r, "SHUTDOWN NOSAVE");
+    /* success: no reply, the connection just closes */
+    assert_true(raw_read_to_close(r, 10000));
+    assert_int_equal(r->len - r->pos, 0);
+    raw_close(r);
+    long long deadline = h_now_ms() + 10000;
+    int st = 0;
+    pid_t got = 0;
+    while (h_now_ms() < deadline && (got = waitpid(s->pid, &st, WNOHANG)) == 0)
+        h_sleep_ms(10);
+    assert_int_equal(got, s->pid);
+    s->pid = 0;   /* reaped here: nothing left for the teardown */
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        h_fail("server exit after SHUTDOWN: status 0x%x (log: %s)", st, s->log);
+    const char *keep = getenv("RINGKV_TEST_KEEP_LOG");
+    if (!(keep && *keep && strcmp(keep, "0") != 0))
+        unlink(s->log);
+}
+
 int main(void)
 {
     const struct CMUnitTest main_tests[] = {
@@ -1007,7 +1085,16 @@ int main(void)
     const struct CMUnitTest auth_tests[] = {
         cmocka_unit_test_setup(test_requirepass, h_noop_setup),
     };
+    const struct CMUnitTest option_tests[] = {
+        cmocka_unit_test_setup(test_databases_option, h_flushall),
+        cmocka_unit_test_setup(test_idle_timeout, h_flushall),
+    };
+    const struct CMUnitTest shutdown_tests[] = {
+        cmocka_unit_test_setup(test_shutdown, h_noop_setup),
+    };
     int rc = cmocka_run_group_tests_name("conn", main_tests, h_group_setup, h_group_teardown);
     rc += cmocka_run_group_tests_name("conn_requirepass", auth_tests, setup_auth, h_group_teardown);
+    rc += cmocka_run_group_tests_name("conn_options", option_tests, setup_options, h_group_teardown);
+    rc += cmocka_run_group_tests_name("conn_shutdown", shutdown_tests, h_group_setup, h_group_teardown);
     return rc + h_failures();
 }

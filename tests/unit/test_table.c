@@ -452,6 +452,38 @@ static void test_step_drains_migration(void **state) {
     table_destroy(&t, entry_free);
 }
 
+/*
+ * Step a growth from a table at its load limit (so many entries sit outside
+ * their home group) one call at a time, and after every call check that
+ * each key is found and that a one-call scan returns each key exactly once,
+ * whichever part holds it and however far it was displaced.
+ */
+static void test_consistent_mid_migration(void **state) {
+    (void)state;
+    struct kv_table t;
+    table_init(&t);
+    uint64_t n = 0;
+    while (t.cur.ngroups < 256 || !t.old.ngroups) ins(&t, n++);
+    while (!t.old.ngroups || t.migrate_pos) {            /* the next growth, from its start */
+        ins(&t, n++);
+        if (t.old.ngroups && t.migrate_pos) finish_migration(&t);
+    }
+    struct visits v = { calloc(n, 1), 0 };
+    size_t steps = 0;
+    for (bool more = true; more; steps++) {
+        for (uint64_t i = 0; i < n; i++) assert_int_equal(key_id(*find(&t, i)), i);
+        memset(v.count, 0, n);
+        v.nvisited = 0;
+        assert_int_equal(table_scan(&t, 0, SIZE_MAX / 2, visit, &v), 0);
+        assert_int_equal(v.nvisited, n);
+        for (uint64_t i = 0; i < n; i++) assert_int_equal(v.count[i], 1);
+        more = step(&t);
+    }
+    assert_true(steps >= 256 / 2 / STEP_BOUND);
+    table_destroy(&t, entry_free);
+    free(v.count);
+}
+
 /* ---------------------------------------------------------------- clustering */
 
 /*
@@ -509,6 +541,7 @@ int main(void) {
         cmocka_unit_test(test_insert_find_update_remove),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_step_drains_migration),
+        cmocka_unit_test(test_consistent_mid_migration),
         cmocka_unit_test(test_clustered_hashes),
         cmocka_unit_test(test_scan_during_growth),
         cmocka_unit_test(test_scan_during_shrink),
