@@ -67,6 +67,8 @@ struct client {
     uint8_t resp;
     uint8_t wait;                  /* enum client_wait */
     uint8_t pending_ops;           /* io_uring ops not yet completed */
+    bool reply_off;                /* CLIENT REPLY OFF */
+    uint8_t reply_skip;            /* CLIENT REPLY SKIP: drop the next command's reply */
     int db;
     struct rbuf in;                /* unparsed input (split frame or paused) */
     size_t in_off;
@@ -148,6 +150,7 @@ struct worker {
     /* time */
     long long now_ms;
     long long last_cron_ms;
+    long long last_expire_ms;
     struct worker_stats stats;
     bool stop;
 };
@@ -201,8 +204,8 @@ void xshard_send(struct worker *w, unsigned target, struct xmsg *m);
 void xshard_flush(struct worker *w);
 bool xshard_poll(struct worker *w);                  /* returns true if anything was processed */
 bool xshard_inbox_empty(struct worker *w);
-void tx_start(struct client *c, const struct command *cmd, uint64_t shard_mask, int argc, struct slice *argv);
-void forward_command(struct client *c, unsigned target, const struct command *cmd, int argc, struct slice *argv);
+void tx_start(struct client *c, const struct command *cmd, uint64_t shard_mask, int argc, struct slice *argv, bool drop);
+void forward_command(struct client *c, unsigned target, const struct command *cmd, int argc, struct slice *argv, bool drop);
 static inline bool shard_is_held(struct worker *w) { return w->lock_holder != NULL; }
 
 

@@ -295,6 +295,8 @@ static const char *client_help[] = {
     "    Assign the name <name> to the current connection.",
     "SETINFO <option> <value>",
     "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
     "HELP",
@@ -332,12 +334,18 @@ void cmd_client(struct cmd_ctx *c) {
             return;
         }
         if (!valid_name(ARG(3))) {
-            reply_errorf(&c->r, "ERR %s cannot contain spaces, newlines or special characters.",
-                         is_name ? "lib-name" : "lib-ver");
+            reply_errorf(&c->r, "ERR %.*s cannot contain spaces, newlines or special characters.",
+                         (int)ARG(2).len, ARG(2).ptr);
             return;
         }
         set_name(is_name ? &cl->lib_name : &cl->lib_ver, ARG(3));
         reply_ok(&c->r);
+    } else if (ARG_IS(1, "reply")) {
+        /* OFF and SKIP answer nothing, not even to themselves */
+        if (ARG_IS(2, "on")) { cl->reply_off = false; cl->reply_skip = 0; reply_ok(&c->r); }
+        else if (ARG_IS(2, "off")) cl->reply_off = true;
+        else if (ARG_IS(2, "skip")) { if (!cl->reply_off) cl->reply_skip = 1; }
+        else reply_error(&c->r, ERR_SYNTAX);
     } else if (ARG_IS(1, "no-evict")) {
         if (ARG_IS(2, "on") || ARG_IS(2, "off")) reply_ok(&c->r);
         else reply_error(&c->r, ERR_SYNTAX);

@@ -192,7 +192,7 @@ void cmd_command(struct cmd_ctx *c) {
 
 /* ---- CONFIG ---- */
 
-struct config_collect { struct rbuf names; size_t n; struct reply *r; bool emit; };
+struct config_collect { struct rbuf names; size_t n; struct reply *r; bool emit; struct slice as_given; };
 
 static void config_emit(void *ud, const char *name, const char *value) {
     struct config_collect *cc = ud;
@@ -202,18 +202,28 @@ static void config_emit(void *ud, const char *name, const char *value) {
     rbuf_append(&cc->names, name, strlen(name) + 1);
     cc->n++;
     if (cc->emit) {
-        reply_bulk_cstr(cc->r, name);
+        /* Redis answers an exact (non-glob) name spelled as it was asked */
+        if (cc->as_given.ptr) reply_bulk_slice(cc->r, cc->as_given);
+        else reply_bulk_cstr(cc->r, name);
         reply_bulk_cstr(cc->r, value);
     }
 }
 
 static void config_get(struct cmd_ctx *c) {
-    struct config_collect cc = { {0}, 0, &c->r, false };
-    for (int i = 2; i < c->argc; i++) config_get_matching(ARG(i).ptr, ARG(i).len, config_emit, &cc);
-    reply_map(&c->r, cc.n);
-    cc.names.len = 0;
-    cc.emit = true;
-    for (int i = 2; i < c->argc; i++) config_get_matching(ARG(i).ptr, ARG(i).len, config_emit, &cc);
+    struct config_collect cc = { {0}, 0, &c->r, false, {0} };
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            reply_map(&c->r, cc.n);
+            cc.names.len = 0;
+            cc.emit = true;
+        }
+        for (int i = 2; i < c->argc; i++) {
+            bool glob = memchr(ARG(i).ptr, '*', ARG(i).len) || memchr(ARG(i).ptr, '?', ARG(i).len) ||
+                        memchr(ARG(i).ptr, '[', ARG(i).len);
+            cc.as_given = glob ? (struct slice){0} : ARG(i);
+            config_get_matching(ARG(i).ptr, ARG(i).len, config_emit, &cc);
+        }
+    }
     rbuf_free(&cc.names);
 }
 
@@ -447,7 +457,7 @@ static void debug_populate(struct cmd_ctx *c) {
     }
     c->multi = true;
     char kbuf[512], vbuf[64];
-    char *big = size > (long long)sizeof vbuf ? rk_malloc((size_t)size) : NULL;
+    char *padded = size >= 0 ? rk_malloc((size_t)size + 1) : NULL;
     for (long long i = 0; i < count; i++) {
         int kl = snprintf(kbuf, sizeof kbuf, "%.*s:%lld", (int)(prefix.len > 400 ? 400 : prefix.len), prefix.ptr, i);
         struct slice key = { kbuf, (size_t)kl };
@@ -455,14 +465,13 @@ static void debug_populate(struct cmd_ctx *c) {
         int vl = snprintf(vbuf, sizeof vbuf, "value:%lld", i);
         struct slice val = { vbuf, (size_t)vl };
         if (size >= 0) {
-            char *dst = big ? big : vbuf;
-            memset(dst, 0, (size_t)size);
-            memcpy(dst, vbuf, (size_t)vl < (size_t)size ? (size_t)vl : (size_t)size);
-            val = (struct slice){ dst, (size_t)size };
+            memset(padded, 0, (size_t)size);
+            memcpy(padded, vbuf, (size_t)vl < (size_t)size ? (size_t)vl : (size_t)size);
+            val = (struct slice){ padded, (size_t)size };
         }
         db_insert(c, entry_new_string(key, val, NO_EXPIRE));
     }
-    free(big);
+    free(padded);
     reply_ok(&c->r);
 }
 

@@ -35,6 +35,7 @@ static const struct command client_subs[] = {
     CMD("client|info", 2, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns information about the connection.", "6.2.0", "connection", "O(1)"),
     CMD("client|setinfo", 4, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Sets information specific to the client or connection.", "7.2.0", "connection", "O(1)"),
     CMD("client|no-evict", 3, CMD_CONN | A | L, 0, 0, 0, cmd_client, "@admin @slow @dangerous @connection", "Sets the client eviction mode of the connection.", "7.0.0", "connection", "O(1)"),
+    CMD("client|reply", 3, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Instructs the server whether to reply to commands.", "3.2.0", "connection", "O(1)"),
     CMD("client|help", 2, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns helpful text about the different subcommands.", "5.0.0", "connection", "O(1)"),
     { "client|list", -2, CMD_CONN | CMD_ALLSHARDS | A | L, 0, 0, 0, cmd_client, NULL, "@admin @slow @dangerous @connection",
       "Lists open connections.", "2.4.0", "connection", "O(N) where N is the number of client connections", NULL, NULL, cmd_client_gather },

@@ -41,6 +41,10 @@ void reply_wrong_arity(struct reply *r, const char *name) {
     reply_errorf(r, "ERR wrong number of arguments for '%s' command", name);
 }
 
+/* Forwarded commands a client may have out before it waits for replies:
+ * bounds the replies that can pile up for a client that does not read. */
+#define MAX_INFLIGHT 1024
+
 static bool arity_ok(const struct command *cmd, int argc) {
     return cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
 }
@@ -74,8 +78,9 @@ void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
     ctx->parts = NULL;
 }
 
-/* Run on this thread, the reply taking its place in request order. */
-static void run_local(struct client *c, const struct command *cmd, int argc, struct slice *argv) {
+/* Run on this thread, the reply taking its place in request order (or
+ * dropped, under CLIENT REPLY OFF/SKIP). */
+static void run_local(struct client *c, const struct command *cmd, int argc, struct slice *argv, bool drop) {
     bool queued = client_replies_queued(c);
     struct rbuf *out = queued ? &c->rq->bytes : &c->out;
     size_t start = out->len;
@@ -83,7 +88,8 @@ static void run_local(struct client *c, const struct command *cmd, int argc, str
     ctx_init(&ctx, c->w, cmd, argc, argv, c->db, c->resp, out);
     ctx.client = c;
     cmd->proc(&ctx);
-    if (queued) client_queue_local_reply(c, start);
+    if (drop) out->len = start;
+    else if (queued) client_queue_local_reply(c, start);
     client_mark_flush(c);
 }
 
@@ -96,7 +102,10 @@ static struct reply early_reply(struct client *c, size_t *start, bool *queued) {
 }
 
 static void early_done(struct client *c, size_t start, bool queued) {
-    if (queued) client_queue_local_reply(c, start);
+    if (c->reply_off || c->reply_skip) {
+        (queued ? &c->rq->bytes : &c->out)->len = start;
+        c->reply_skip = 0;
+    } else if (queued) client_queue_local_reply(c, start);
     client_mark_flush(c);
 }
 
@@ -133,6 +142,9 @@ enum dispatch_result dispatch_command(struct client *c, int argc, struct slice *
     w->stats.commands++;
     c->last_cmd = cmd->name;
     c->last_ms = w->now_ms;
+    /* CLIENT REPLY itself decides whether it answers */
+    bool drop = (c->reply_off || c->reply_skip) && strcmp(cmd->name, "client|reply") != 0;
+    c->reply_skip = 0;
 
     uint64_t self = 1ull << w->id;
     uint64_t mask;
@@ -148,22 +160,26 @@ enum dispatch_result dispatch_command(struct client *c, int argc, struct slice *
     if (mask == 0 || (mask == self && !cmd->per_shard)) {
         if (keyspace && shard_is_held(w)) {
             /* a transaction holds the local shard: wait for it */
+            if (drop && !c->reply_off) c->reply_skip = 1;   /* not run yet: skip it when it does */
             client_wait_on_shard(c);
             return DISPATCH_WAIT;
         }
-        run_local(c, cmd, argc, argv);
+        run_local(c, cmd, argc, argv, drop);
         return DISPATCH_DONE;
     }
     if ((mask & (mask - 1)) == 0 && !(cmd->flags & CMD_ALLSHARDS)) {
-        forward_command(c, (unsigned)__builtin_ctzll(mask), cmd, argc, argv);
+        forward_command(c, (unsigned)__builtin_ctzll(mask), cmd, argc, argv, drop);
+        /* bound the replies a client can have coming back at once */
+        if (c->inflight >= MAX_INFLIGHT) c->wait = WAIT_FORWARDS;
         return DISPATCH_DONE;
     }
     /* A transaction must not overtake this client's commands still out on
      * other shards: wait for their replies first. */
     if (c->inflight) {
         c->wait = WAIT_FORWARDS;
+        if (drop && !c->reply_off) c->reply_skip = 1;   /* not run yet: skip it when it does */
         return DISPATCH_WAIT;
     }
-    tx_start(c, cmd, mask, argc, argv);
+    tx_start(c, cmd, mask, argc, argv, drop);
     return DISPATCH_DONE;
 }

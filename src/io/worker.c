@@ -240,15 +240,18 @@ static void handle_cqe(struct worker *w, struct io_uring_cqe *cqe) {
 }
 
 static void worker_cron(struct worker *w) {
-    long long hz = CONFIG_GET(hz);
-    if (w->now_ms - w->last_cron_ms < 1000 / hz) return;
-    w->last_cron_ms = w->now_ms;
-    if (!shard_is_held(w)) {
-        shard_active_expire(&w->shard, w->now_ms, 1000 * 1000 / hz / 40);   /* 2.5% of a tick, as Redis */
-        for (unsigned d = 0; d < w->shard.ndb; d++)
-            if (w->shard.dbs[d].table.old.ngroups) table_step(&w->shard.dbs[d].table);
+    long long period = 1000 / CONFIG_GET(hz);
+    /* Active expiry is due every period but must not touch a shard that a
+     * transaction holds; it then runs at the first iteration after the
+     * release, not a whole period later. */
+    if (w->now_ms - w->last_expire_ms >= period && !shard_is_held(w)) {
+        w->last_expire_ms = w->now_ms;
+        shard_active_expire(&w->shard, w->now_ms, 1000 * 1000 / CONFIG_GET(hz) / 40);   /* 2.5% of a tick, as Redis */
     }
-    client_cron(w);
+    if (w->now_ms - w->last_cron_ms >= period) {
+        w->last_cron_ms = w->now_ms;
+        client_cron(w);
+    }
 }
 
 /* Wait for work, unless another worker has already queued some for us. The

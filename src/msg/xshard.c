@@ -39,7 +39,7 @@ struct fwd_hdr {
     uint32_t idx, gen, seq;
     uint16_t db;
     uint8_t resp;
-    uint8_t pad;
+    uint8_t drop;        /* CLIENT REPLY OFF/SKIP: run it, send nothing */
     const struct command *cmd;
     uint32_t argc;
 };
@@ -59,6 +59,7 @@ struct tx {
     struct slice *argv;
     char *argbuf;
     struct rbuf *parts;
+    bool drop;
 };
 
 /* ---- sending ---- */
@@ -139,7 +140,7 @@ static struct xmsg *batch_for(struct worker *w, unsigned target) {
     return m;
 }
 
-void forward_command(struct client *c, unsigned target, const struct command *cmd, int argc, struct slice *argv) {
+void forward_command(struct client *c, unsigned target, const struct command *cmd, int argc, struct slice *argv, bool drop) {
     struct worker *w = c->w;
     struct xmsg *m = batch_for(w, target);
     size_t bytes = sizeof(struct fwd_hdr);
@@ -147,7 +148,7 @@ void forward_command(struct client *c, unsigned target, const struct command *cm
     char *p = rbuf_reserve(&m->req, bytes);
     struct fwd_hdr h = {
         .idx = c->idx, .gen = c->gen, .seq = client_reserve_reply(c),
-        .db = (uint16_t)c->db, .resp = c->resp, .cmd = cmd, .argc = (uint32_t)argc,
+        .db = (uint16_t)c->db, .resp = c->resp, .drop = drop, .cmd = cmd, .argc = (uint32_t)argc,
     };
     memcpy(p, &h, sizeof h);
     p += sizeof h;
@@ -191,6 +192,7 @@ static void execute_batch(struct worker *w, struct xmsg *m) {
         struct cmd_ctx ctx;
         ctx_init(&ctx, w, h.cmd, (int)h.argc, argv, h.db, h.resp, &m->rep);
         h.cmd->proc(&ctx);
+        if (h.drop) m->rep.len = hdr_off + sizeof(struct rep_hdr);
         struct rep_hdr rh = { h.idx, h.gen, h.seq, (uint32_t)(m->rep.len - hdr_off - sizeof rh) };
         memcpy(m->rep.buf + hdr_off, &rh, sizeof rh);
         w->stats.forwarded_in++;
@@ -294,7 +296,7 @@ static void shard_released(struct worker *w) {
 
 /* ---- transactions ---- */
 
-void tx_start(struct client *c, const struct command *cmd, uint64_t mask, int argc, struct slice *argv) {
+void tx_start(struct client *c, const struct command *cmd, uint64_t mask, int argc, struct slice *argv, bool drop) {
     struct worker *w = c->w;
     struct tx *tx = rk_calloc(1, sizeof *tx);
     size_t bytes = 0;
@@ -315,6 +317,7 @@ void tx_start(struct client *c, const struct command *cmd, uint64_t mask, int ar
     tx->mask = mask;
     tx->db = c->db;
     tx->resp = c->resp;
+    tx->drop = drop;
     if (cmd->per_shard) tx->parts = rk_calloc(srv.nworkers, sizeof *tx->parts);
     c->wait = WAIT_TX;
     w->stats.tx_started++;
@@ -326,8 +329,9 @@ static void tx_finish(struct tx *tx) {
     struct client *c = client_by_ref(w, tx->cidx, tx->cgen);
     if (c && (c->flags & CF_CLOSING)) c = NULL;
     struct rbuf sink = {0};
+    struct rbuf *out = c && !tx->drop ? &c->out : &sink;
     struct cmd_ctx ctx;
-    ctx_init(&ctx, w, tx->cmd, tx->argc, tx->argv, tx->db, tx->resp, c ? &c->out : &sink);
+    ctx_init(&ctx, w, tx->cmd, tx->argc, tx->argv, tx->db, tx->resp, out);
     ctx.multi = true;
     ctx.client = c;
     ctx.parts = tx->parts;
