@@ -116,7 +116,7 @@ void cmd_hello(struct cmd_ctx *c) {
     }
     if (!(cl->flags & CF_AUTHED)) {
         reply_error(&c->r, "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
-                           "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+                           "HELLO AUTH <user> <pass> option can be used to authenticate the client and "
                            "select the RESP protocol version at the same time");
         return;
     }

@@ -43,7 +43,7 @@ void reply_wrong_arity(struct reply *r, const char *name) {
 
 /* Forwarded commands a client may have out before it waits for replies:
  * bounds the replies that can pile up for a client that does not read. */
-#define MAX_INFLIGHT 1024
+#define MAX_INFLIGHT 128
 
 static bool arity_ok(const struct command *cmd, int argc) {
     return cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install the Debian packages ringkv needs to build, test and benchmark,
+# when any is missing. Safe to run repeatedly; needs root (or sudo).
+set -euo pipefail
+
+PACKAGES=(build-essential cmake pkg-config liburing-dev libxxhash-dev libcmocka-dev
+          libhiredis-dev libmimalloc-dev redis-tools)
+[ "${1:-}" = "--bench" ] && PACKAGES+=(redis-server linux-perf)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+echo "tools/deps.sh: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

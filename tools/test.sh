@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Build and run every test: unit (cmocka) and integration (the real server
+# driven over loopback with hiredis), first in a Release build, then again
+# with AddressSanitizer and UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/deps.sh
+jobs=$(nproc)
+
+run_suite() {
+    local dir=$1; shift
+    cmake -S . -B "$dir" "$@" >/dev/null
+    cmake --build "$dir" -j"$jobs" >/dev/null
+    (cd "$dir" && ctest --output-on-failure --timeout 600)
+}
+
+echo "== Release build"
+run_suite build -DCMAKE_BUILD_TYPE=Release
+
+if [ "${RINGKV_SKIP_SANITIZERS:-0}" != 1 ]; then
+    echo "== AddressSanitizer + UndefinedBehaviorSanitizer build"
+    # a small quarantine keeps RSS meaningful for the bounded-memory tests
+    export ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:exitcode=23:quarantine_size_mb=16
+    export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DRINGKV_SANITIZE=ON
+fi
+echo "all tests passed"
