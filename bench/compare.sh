@@ -29,7 +29,7 @@ N_P16=${N_P16:-3000000}
 N_P64=${N_P64:-6000000}
 N_OTHER=${N_OTHER:-1000000}
 # tail latency at many connections: -P 1, -n $N_P1, these client counts
-MANY_CLIENTS=${MANY_CLIENTS:-"1000 5000"}
+MANY_CLIENTS=${MANY_CLIENTS-"1000 5000"}
 SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 # ringkv thread counts to run; 2 runs on the same CPU set as 1 (see README)
@@ -115,6 +115,21 @@ start_server() {
     die "$kind did not answer PING"
 }
 
+# Warn when a server thread may run outside SERVER_CPU (it would take the
+# client's CPU and the comparison would be unfair).
+AFFINITY_NOTES=$WORK/affinity.txt
+: >"$AFFINITY_NOTES"
+check_affinity() {
+    local kind=$1 t lst
+    for t in /proc/"$SERVER_PID"/task/*; do
+        lst=$(awk '/^Cpus_allowed_list:/ { print $2 }' "$t/status" 2>/dev/null) || continue
+        if [ -n "$lst" ] && [ "$lst" != "$SERVER_CPU" ]; then
+            echo "$kind: thread $(basename "$t") ($(cat "$t/comm" 2>/dev/null)) may run on CPUs $lst, not $SERVER_CPU" |
+                tee -a "$AFFINITY_NOTES" >&2
+        fi
+    done
+}
+
 stop_server() {
     [ -n "$SERVER_PID" ] || return 0
     kill -TERM "$SERVER_PID" 2>/dev/null || true
@@ -185,6 +200,7 @@ if [ "$SKIP_THROUGHPUT" != 1 ]; then
             for nc in $MANY_CLIENTS; do
                 for t in $TESTS; do run_one "$kind" "$t" 1 "$round" "$nc"; done
             done
+            [ "$round" != 1 ] || check_affinity "$kind"
             stop_server
         done
     done
@@ -261,6 +277,10 @@ fmt() { [ "$1" = NA ] && echo "–" || echo "$1"; }
     echo "- rounds: $ROUNDS (servers started fresh in turn:$KINDS); figures are medians over the rounds"
     echo "- $CLIENTS clients, -r $KEYSPACE; -n $N_P1 at -P 1, $N_P16 at -P 16, $N_P64 at -P 64"
     echo "- CPU/req: utime+stime of all server threads (/proc/PID/stat) over the run, divided by -n"
+    if [ -s "$AFFINITY_NOTES" ]; then
+        echo "- **warning: some server threads were allowed outside CPU $SERVER_CPU; figures may be unfair:**"
+        sort -u "$AFFINITY_NOTES" | sed 's/^/  - /'
+    fi
     echo
     if [ -s "$RECORDS" ]; then
         echo "## Throughput, latency and CPU per request (ringkv --threads 1 vs Redis)"

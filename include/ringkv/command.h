@@ -90,6 +90,34 @@ void command_table_init(void);
 /* Positions of a command's key arguments; returns the number of keys. */
 int command_key_positions(const struct command *cmd, int argc, const struct slice *argv, int *pos, int maxpos);
 
+/* COMMAND DOCS arguments, parsed from a command's args_doc (command_docs.c).
+ * The parse is a flat array in depth-first order: each argument is followed
+ * by its nsub children (and their children), so the reply is one walk. */
+#define DOC_ARG_OPTIONAL       (1u << 0)
+#define DOC_ARG_MULTIPLE       (1u << 1)
+#define DOC_ARG_MULTIPLE_TOKEN (1u << 2)
+
+struct doc_arg {
+    struct slice name;
+    const char *type;            /* "key", "string", ... "oneof", "block" */
+    struct slice display, token, since, deprecated_since;   /* len 0: absent */
+    unsigned flags;              /* DOC_ARG_* */
+    size_t nsub;                 /* direct children (oneof, block) */
+};
+
+struct doc_args {
+    struct doc_arg *arg;         /* slices point into the parsed string */
+    size_t n, cap;
+    size_t ntop;                 /* arguments at the top level */
+};
+
+/* Parse args_doc (NULL or "" is no arguments). On a malformed string returns
+ * false with a message in err (may be NULL); out is then empty. */
+bool doc_args_parse(const char *args_doc, struct doc_args *out, char *err, size_t errlen);
+/* The "arguments" array of COMMAND DOCS, in Redis 7.0's shape. */
+void doc_args_reply(struct reply *r, const struct doc_args *args);
+void doc_args_free(struct doc_args *args);
+
 /* Standard errors for the dispatcher. */
 void reply_wrong_arity(struct reply *r, const char *name);
 

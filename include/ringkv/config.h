@@ -44,6 +44,7 @@ struct rk_config {
     long long output_hard_limit;    /* normal class hard limit in bytes (0 = none) */
     long long io_buffers;           /* provided buffers per thread */
     long long io_buffer_size;
+    long long io_batch_wait_us;     /* minimum wait to gather completions (0 = off) */
     char *config_file;
 };
 

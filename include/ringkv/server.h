@@ -127,6 +127,7 @@ struct worker {
     unsigned nbufs, buf_size;
     struct shard shard;
     struct resp_parser parser;
+    struct rbuf batch_argv;                    /* argument slices of the batch being run */
     /* clients */
     struct client **clients;
     uint32_t nclients_cap;
@@ -141,7 +142,7 @@ struct worker {
     struct slice *fwd_argv;                    /* arguments of the forwarded command being run */
     size_t fwd_argv_cap;
     _Atomic int sleeping;
-    bool doorbell_armed;
+    bool min_wait_ok;                          /* kernel takes min_wait_usec */
     uint64_t wake_mask;                        /* targets to ring at end of iteration */
     /* the shard lock (cross-shard transactions) */
     struct tx *lock_holder;

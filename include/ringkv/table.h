@@ -71,6 +71,11 @@ uint64_t table_scan(struct kv_table *t, uint64_t cursor, size_t count, table_vis
 /* A uniformly-chosen-ish live entry using the random number r, or NULL if empty. */
 struct kv_entry *table_random(struct kv_table *t, uint64_t r);
 
+/* Start loading what a lookup of hash will touch: first the group and its
+ * slots, later (once those have arrived) the matching entry. Hints only. */
+void table_prefetch(const struct kv_table *t, uint64_t hash);
+void table_prefetch_entry(const struct kv_table *t, uint64_t hash);
+
 /* Bytes held by the table's own arrays (not the entries). */
 size_t table_memory(const struct kv_table *t);
 

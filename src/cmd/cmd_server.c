@@ -90,14 +90,23 @@ static void reply_command_info(struct reply *r, const struct command *cmd) {
     for (const struct command *s = cmd->subcommands; s && s->name; s++) reply_command_info(r, s);
 }
 
+/* Redis leaves "arguments" out for a command that takes none, and so do we.
+ * A table string that does not parse (test_command_docs catches that) shows
+ * as no arguments rather than failing the whole reply. */
 static void reply_command_docs(struct reply *r, const struct command *cmd) {
     size_t nsubs = sub_count(cmd);
-    reply_map(r, nsubs ? 6 : 5);
+    struct doc_args args;
+    doc_args_parse(cmd->args_doc, &args, NULL, 0);   /* left empty if it fails */
+    reply_map(r, 4 + (args.ntop > 0) + (nsubs > 0));
     reply_bulk_cstr(r, "summary"); reply_bulk_cstr(r, cmd->summary ? cmd->summary : "");
     reply_bulk_cstr(r, "since"); reply_bulk_cstr(r, cmd->since ? cmd->since : "1.0.0");
     reply_bulk_cstr(r, "group"); reply_bulk_cstr(r, cmd->group ? cmd->group : "server");
     reply_bulk_cstr(r, "complexity"); reply_bulk_cstr(r, cmd->complexity ? cmd->complexity : "O(1)");
-    reply_bulk_cstr(r, "arguments"); reply_array(r, 0);
+    if (args.ntop) {
+        reply_bulk_cstr(r, "arguments");
+        doc_args_reply(r, &args);
+    }
+    doc_args_free(&args);
     if (nsubs) {
         reply_bulk_cstr(r, "subcommands");
         reply_map(r, nsubs);

@@ -56,6 +56,7 @@ static const struct param params[] = {
     {"client-output-buffer-limit", P_STRING, &rk_config.client_output_buffer_limit, 0, 0, 0},
     {"io-buffers", P_INT, &rk_config.io_buffers, 16, 32768, P_IMMUTABLE},
     {"io-buffer-size", P_MEM, &rk_config.io_buffer_size, 1024, 1 << 20, P_IMMUTABLE},
+    {"io-batch-wait-us", P_INT, &rk_config.io_batch_wait_us, 0, 10000, 0},
 };
 
 /* Strings replaced at run time are parked here instead of freed: a worker may
@@ -92,6 +93,7 @@ void config_set_defaults(void) {
     rk_config.maxmemory = 0;
     rk_config.io_buffers = 512;
     rk_config.io_buffer_size = 16384;
+    rk_config.io_batch_wait_us = 50;
     rk_config.output_hard_limit = 0;
     set_string(&rk_config.bind, "127.0.0.1", 9);
     set_string(&rk_config.maxmemory_policy, "noeviction", 10);

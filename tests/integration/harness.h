@@ -61,6 +61,7 @@ int h_failures(void);
 struct fixture {
     struct server srv;
     redisContext *c;
+    bool broken;         /* the server stopped answering: fail the rest fast */
 };
 
 /* Group setup: start a server (extra args may be NULL) and connect. */
