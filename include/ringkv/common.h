@@ -46,6 +46,7 @@ static inline char *rbuf_reserve(struct rbuf *b, size_t need) {
 }
 
 static inline void rbuf_append(struct rbuf *b, const void *p, size_t n) {
+    if (RK_UNLIKELY(n == 0)) return;   /* p may be NULL then */
     memcpy(rbuf_reserve(b, n), p, n);
     b->len += n;
 }

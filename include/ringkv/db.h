@@ -17,6 +17,7 @@
 #include "ringkv/common.h"
 #include "ringkv/entry.h"
 #include "ringkv/table.h"
+#include "ringkv/arena.h"
 #include "ringkv/slot.h"
 
 struct cmd_ctx;
@@ -42,6 +43,7 @@ struct shard {
     unsigned ndb;
     struct kv_db *dbs;
     struct shard_stats stats;
+    struct entry_arena arena;     /* where this shard's entries live */
     uint64_t expire_cursor[64];   /* active expiry position per db (first 64 dbs) */
     unsigned expire_db;           /* next db for the active cycle */
 };

@@ -27,6 +27,7 @@ enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HAS
 #define ENTRY_EXPIRE    0x08   /* an expire_at_ms field is present */
 #define ENTRY_WIDE      0x10   /* u32 lengths and a value capacity */
 #define ENTRY_RAW       0x20   /* string edited in place (OBJECT ENCODING says raw) */
+#define ENTRY_ARENA     0x40   /* the block came from an entry arena (arena.h), not malloc */
 
 #define NO_EXPIRE (-1LL)
 
@@ -83,6 +84,10 @@ struct kv_entry *entry_with_key(const struct kv_entry *e, struct slice key, bool
 size_t entry_alloc_size(const struct kv_entry *e);
 /* Free the entry; objects of other types are freed by the hook below. */
 void entry_free(struct kv_entry *e);
+/* Free the entry's memory only (its object was moved: entry_with_key keep_obj). */
+void entry_release(struct kv_entry *e);
+/* The same entry in a block of the current arena (rk_arena); frees e. */
+struct kv_entry *entry_rehome(struct kv_entry *e);
 
 /* Data-type modules register how to free, copy and describe their objects. */
 struct obj_ops {

@@ -364,7 +364,7 @@ static void rename_generic(struct cmd_ctx *c, bool nx) {
     }
     struct kv_entry *old = db_unlink(c, src);
     struct kv_entry *e = entry_with_key(old, dst, true);
-    free(old);   /* the object, if any, now belongs to e */
+    entry_release(old);   /* the object, if any, now belongs to e */
     db_insert(c, e);
     reply_ok_or_int(c, nx, 1);
 }

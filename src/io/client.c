@@ -213,6 +213,11 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
         enum resp_status st = RESP_OK;
         w->batch_argv.len = 0;
         while (n < max && pos < len) {
+            /* An inline command may unescape its arguments into the
+             * parser's scratch space, which the next parse reuses: it
+             * always ends a batch. */
+            bool inline_cmd = buf[pos] != '*';
+            if (inline_cmd && n > 0) break;
             p->unauthenticated = !(c->flags & CF_AUTHED);
             size_t used = 0;
             st = resp_parse(p, buf + pos, len - pos, &used);
@@ -222,6 +227,7 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
             if (st == RESP_OK) rbuf_append(&w->batch_argv, p->argv, p->argc * sizeof(struct slice));
             pos += used;
             cmds[n++].end = pos;
+            if (inline_cmd) break;
         }
         struct slice *argv = (struct slice *)w->batch_argv.buf;
         /* 2. prefetch the keys' groups, then entries a few commands ahead; 3. run */
@@ -438,7 +444,8 @@ void client_flush_sends(struct worker *w) {
             if (c->out.len && !(c->flags & CF_SEND_INFLIGHT)) start_send(c);
             if ((c->flags & CF_NEED_RECV) && !(c->flags & (CF_RECV_ARMED | CF_RECV_STOPPED)))
                 worker_arm_recv(c);
-            if ((c->flags & CF_CLOSE_AFTER) && !(c->flags & CF_SEND_INFLIGHT) && c->out.len == 0)
+            if ((c->flags & CF_CLOSE_AFTER) && !(c->flags & CF_SEND_INFLIGHT) && c->out.len == 0 &&
+                !client_replies_queued(c))
                 client_close(c);
         }
         client_maybe_free(c);

@@ -325,6 +325,7 @@ static void submit_and_wait(struct worker *w, bool busy) {
 
 static void *worker_main(void *arg) {
     struct worker *w = arg;
+    rk_arena = &w->shard.arena;
     while (!atomic_load_explicit(&srv.shutdown, memory_order_relaxed)) {
         w->now_ms = (long long)mstime_now();
         unsigned head, n = 0;

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 
 #include "ringkv/db.h"
+#include "ringkv/arena.h"
 #include "ringkv/command.h"
 #include "ringkv/util.h"
 
@@ -73,14 +74,21 @@ void shard_init(struct shard *s, unsigned id, unsigned ndb) {
     s->dbs = rk_calloc(ndb, sizeof *s->dbs);
     for (unsigned i = 0; i < ndb; i++)
         table_init(&s->dbs[i].table);
+    arena_init(&s->arena);
+}
+
+/* At exit the arena goes as a whole: only what lives elsewhere is freed. */
+static void entry_free_at_exit(struct kv_entry *e) {
+    if (!(e->meta & ENTRY_ARENA) || entry_type(e) != OBJ_STRING) entry_free(e);
 }
 
 void shard_destroy(struct shard *s) {
     for (unsigned i = 0; i < s->ndb; i++)
-        table_destroy(&s->dbs[i].table, entry_free);
+        table_destroy(&s->dbs[i].table, entry_free_at_exit);
     free(s->dbs);
     s->dbs = NULL;
     s->ndb = 0;
+    arena_destroy(&s->arena);
 }
 
 void db_empty(struct kv_db *db) {
@@ -93,11 +101,24 @@ bool key_is_expired(const struct kv_entry *e, long long now_ms) {
     return entry_has_expire(e) && now_ms > entry_expire(e);
 }
 
-/* The shard owning key: the executing one unless keys may span shards. */
+/* The shard owning key: the executing one unless keys may span shards. In
+ * a transaction, entries made from here on go to the owner's arena. */
 static inline struct shard *owner_shard(struct cmd_ctx *c, struct slice key) {
     if (RK_LIKELY(!c->multi))
         return c->shard;
-    return c->shards[shard_of_slot(key_hash_slot(key.ptr, key.len))];
+    struct shard *s = c->shards[shard_of_slot(key_hash_slot(key.ptr, key.len))];
+    if (rk_arena) rk_arena = &s->arena;
+    return s;
+}
+
+/* An entry joins a table only in the arena of that table's shard (a
+ * transaction may have built it while working on another shard). */
+static inline struct kv_entry *home_entry(struct cmd_ctx *c, struct shard *s, struct kv_entry *e) {
+    if (c->multi && (e->meta & ENTRY_ARENA) && arena_of(e) != &s->arena) {
+        rk_arena = &s->arena;
+        e = entry_rehome(e);
+    }
+    return e;
 }
 
 struct kv_db *db_for_key(struct cmd_ctx *c, int dbi, struct slice key) {
@@ -170,18 +191,22 @@ struct kv_entry *db_lookup(struct cmd_ctx *c, struct slice key, unsigned flags) 
 }
 
 void db_insert(struct cmd_ctx *c, struct kv_entry *e) {
+    struct shard *s = owner_shard(c, entry_key_slice(e));
+    e = home_entry(c, s, e);
     struct slice key = entry_key_slice(e);
-    insert_entry(&owner_shard(c, key)->dbs[c->db], e, key_hash(key));
+    insert_entry(&s->dbs[c->db], e, key_hash(key));
 }
 
 void db_replace(struct cmd_ctx *c, struct kv_entry **slot, struct kv_entry *e) {
-    if (*slot != e)
-        swap_entry(&owner_shard(c, entry_key_slice(e))->dbs[c->db], slot, e);
+    if (*slot == e) return;
+    struct shard *s = owner_shard(c, entry_key_slice(e));
+    swap_entry(&s->dbs[c->db], slot, home_entry(c, s, e));
 }
 
 void db_set(struct cmd_ctx *c, struct kv_entry *e) {
+    struct shard *s = owner_shard(c, entry_key_slice(e));
+    e = home_entry(c, s, e);
     struct slice key = entry_key_slice(e);
-    struct shard *s = owner_shard(c, key);
     struct kv_db *db = &s->dbs[c->db];
     uint64_t h = key_hash(key);
     struct kv_entry **slot = table_find(&db->table, key.ptr, key.len, h);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "ringkv/entry.h"
+#include "ringkv/arena.h"
 
 const struct obj_ops *obj_ops_by_type[8];
 
@@ -66,6 +67,37 @@ static void check_len(size_t n) {
 }
 
 /*
+ * Blocks: from the current arena when there is one and the entry is small,
+ * else from malloc. ENTRY_ARENA in the meta byte says which, so the block
+ * goes back to the right place.
+ */
+static struct kv_entry *block_alloc(size_t size, unsigned *meta) {
+    if (rk_arena && size <= ARENA_MAX_BLOCK) {
+        *meta |= ENTRY_ARENA;
+        return arena_alloc(rk_arena, size);
+    }
+    *meta &= ~(unsigned)ENTRY_ARENA;
+    return rk_malloc(size);
+}
+
+static void block_free(struct kv_entry *e, size_t size) {
+    if (e->meta & ENTRY_ARENA) arena_free(e, size);
+    else free(e);
+}
+
+/* Move the entry to a block of new_size bytes, keeping the first `keep`. */
+static struct kv_entry *block_resize(struct kv_entry *e, size_t old_size, size_t new_size, size_t keep) {
+    if (!(e->meta & ENTRY_ARENA) && (!rk_arena || new_size > ARENA_MAX_BLOCK))
+        return rk_realloc(e, new_size);
+    unsigned meta = e->meta;
+    struct kv_entry *n = block_alloc(new_size, &meta);
+    memcpy(n, e, keep);
+    n->meta = (uint8_t)meta;
+    block_free(e, old_size);
+    return n;
+}
+
+/*
  * Allocate an entry with key and expiry written and room for vcap value
  * bytes, of which vlen count. The short form is used unless a length does
  * not fit a byte or the caller asks for ENTRY_WIDE (it wants a capacity).
@@ -81,7 +113,7 @@ static struct kv_entry *entry_alloc(unsigned flags, struct slice key, size_t vle
     if (expire_at_ms != NO_EXPIRE) meta |= ENTRY_EXPIRE;
 
     size_t prefix = entry_prefix(meta);
-    struct kv_entry *e = rk_malloc(prefix + key.len + vcap);
+    struct kv_entry *e = block_alloc(prefix + key.len + vcap, &meta);
     e->meta = (uint8_t)meta;
     entry_set_lengths(e, key.len, vlen, vcap);
     if (meta & ENTRY_EXPIRE)
@@ -115,7 +147,16 @@ static void entry_free_obj(struct kv_entry *e) {
 void entry_free(struct kv_entry *e) {
     if (!e) return;
     entry_free_obj(e);
-    free(e);
+    block_free(e, entry_alloc_size(e));
+}
+
+void entry_release(struct kv_entry *e) {
+    if (e) block_free(e, entry_alloc_size(e));
+}
+
+struct kv_entry *entry_rehome(struct kv_entry *e) {
+    size_t size = entry_alloc_size(e);
+    return block_resize(e, size, size, size);
 }
 
 /* ---------------------------------------------------------------- change */
@@ -164,7 +205,9 @@ struct kv_entry *entry_resize_string(struct kv_entry *e, size_t new_len) {
     size_t cap = grow_cap(new_len);
     size_t klen = entry_key_len(e);
     if (e->meta & ENTRY_WIDE) {
-        e = rk_realloc(e, entry_prefix(e->meta) + klen + cap);
+        size_t old_size = entry_alloc_size(e);
+        size_t new_size = entry_prefix(e->meta) + klen + cap;
+        e = block_resize(e, old_size, new_size, old_size < new_size ? old_size : new_size);
         entry_set_lengths(e, klen, new_len, cap);
         e->meta |= ENTRY_RAW;
         return e;
@@ -174,7 +217,7 @@ struct kv_entry *entry_resize_string(struct kv_entry *e, size_t new_len) {
                                      new_len, cap, entry_expire(e));
     size_t keep = entry_val_len(e) < new_len ? entry_val_len(e) : new_len;
     if (keep) memcpy(entry_val(n), entry_val(e), keep);
-    free(e);
+    entry_release(e);
     return n;
 }
 
@@ -188,10 +231,10 @@ struct kv_entry *entry_set_expire(struct kv_entry *e, long long expire_at_ms) {
         }
         memmove((char *)e + hdr, (char *)e + hdr + 8, size - hdr - 8);
         e->meta &= (uint8_t)~ENTRY_EXPIRE;
-        return rk_realloc(e, size - 8);
+        return block_resize(e, size, size - 8, size - 8);
     }
     if (expire_at_ms == NO_EXPIRE) return e;
-    e = rk_realloc(e, size + 8);
+    e = block_resize(e, size, size + 8, size);
     memmove((char *)e + hdr + 8, (char *)e + hdr, size - hdr);
     memcpy((char *)e + hdr, &expire_at_ms, 8);
     e->meta |= ENTRY_EXPIRE;

@@ -60,6 +60,7 @@ struct tx {
     char *argbuf;
     struct rbuf *parts;
     bool drop;
+    bool starting;       /* still inside tx_start(): the client's parse loop is on the stack */
 };
 
 /* ---- sending ---- */
@@ -321,7 +322,8 @@ void tx_start(struct client *c, const struct command *cmd, uint64_t mask, int ar
     if (cmd->per_shard) tx->parts = rk_calloc(srv.nworkers, sizeof *tx->parts);
     c->wait = WAIT_TX;
     w->stats.tx_started++;
-    tx_continue(tx);
+    tx->starting = true;
+    tx_continue(tx);   /* may finish (and free tx) at once when every shard was free */
 }
 
 static void tx_finish(struct tx *tx) {
@@ -337,6 +339,7 @@ static void tx_finish(struct tx *tx) {
     ctx.parts = tx->parts;
     ctx.now_ms = w->now_ms;
     tx->cmd->proc(&ctx);
+    rk_arena = &w->shard.arena;   /* db.c pointed it at the shards the command touched */
     rbuf_free(&sink);
 
     uint64_t others = tx->held & ~(1ull << w->id);
@@ -350,6 +353,7 @@ static void tx_finish(struct tx *tx) {
         xshard_send(w, s, m);
     }
     bool own = tx->held & (1ull << w->id);
+    bool starting = tx->starting;
     if (tx->parts) {
         for (unsigned i = 0; i < srv.nworkers; i++) rbuf_free(&tx->parts[i]);
         free(tx->parts);
@@ -360,7 +364,10 @@ static void tx_finish(struct tx *tx) {
     if (own) unlock(w);
     if (c) {
         client_mark_flush(c);
-        client_resume(c);
+        /* Done at once: the parse loop that started it carries on by itself;
+         * resuming here would parse the same input a second time. */
+        if (starting) c->wait = WAIT_NONE;
+        else client_resume(c);
     }
 }
 
@@ -375,10 +382,12 @@ static void tx_continue(struct tx *tx) {
         m->shard = (uint8_t)s;
         m->tx = tx;
         if (s != w->id) {
+            tx->starting = false;
             xshard_send(w, s, m);
             return;
         }
         if (w->lock_holder || w->lock_queue) {
+            tx->starting = false;
             lock_enqueue(w, m);
             return;
         }

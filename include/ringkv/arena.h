@@ -1,0 +1,49 @@
+/*
+ * Entry arenas: where key-value entries live.
+ *
+ * Entries are small and numerous, so the allocator's rounding decides the
+ * memory per key: a 35-byte entry (16-byte key, 16-byte value) costs 48
+ * bytes in mimalloc's, jemalloc's or glibc's size classes. An arena hands out
+ * blocks in 8-byte steps up to ARENA_MAX_BLOCK (so 40 bytes here) by bumping
+ * a pointer through 1 MB chunks, and keeps freed blocks on one free list per
+ * size. Larger entries go to malloc.
+ *
+ * Each shard owns one arena, and an entry lives in the arena of the shard
+ * whose table holds it. Only a thread that may touch that shard's keyspace
+ * (its owner, or a transaction holding it) allocates or frees there, so the
+ * arena needs no locks. rk_arena names the arena new entries come from: a
+ * worker's own, switched by db.c to the owning shard's while a transaction
+ * works on several shards. A chunk's header records its arena, so a block is
+ * always freed to the arena it came from.
+ */
+#ifndef RINGKV_ARENA_H
+#define RINGKV_ARENA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARENA_MAX_BLOCK 512
+#define ARENA_CHUNK     ((size_t)1 << 20)
+
+struct arena_chunk;
+
+struct entry_arena {
+    void *free_list[ARENA_MAX_BLOCK / 8 + 1];   /* by size / 8 */
+    char *bump, *bump_end;
+    struct arena_chunk *chunks;
+    size_t chunk_count;
+    size_t used_bytes;                           /* blocks handed out, not freed */
+};
+
+extern _Thread_local struct entry_arena *rk_arena;
+
+void arena_init(struct entry_arena *a);
+void arena_destroy(struct entry_arena *a);   /* frees every chunk at once */
+
+/* A block of size bytes (size <= ARENA_MAX_BLOCK) from arena a. */
+void *arena_alloc(struct entry_arena *a, size_t size);
+/* Give back a block of that size to the arena it came from. */
+void arena_free(void *p, size_t size);
+struct entry_arena *arena_of(const void *p);
+
+#endif

@@ -1,0 +1,98 @@
+/*
+ * Entry arenas; see include/ringkv/arena.h for the idea.
+ *
+ * Chunks are 1 MB, aligned to 1 MB, so the chunk (and its arena) of any block
+ * is found by masking the block's address. A chunk starts with its header;
+ * blocks are carved after it in order and never move. Freed blocks are kept
+ * per size and reused first; memory goes back to the system when the arena
+ * is destroyed.
+ */
+#include "ringkv/arena.h"
+#include "ringkv/common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+_Thread_local struct entry_arena *rk_arena;
+
+struct arena_chunk {
+    struct entry_arena *owner;
+    struct arena_chunk *next;
+};
+
+#define CHUNK_HEADER 64   /* keeps blocks 8-byte aligned, header on its own line */
+
+static size_t block_size(size_t size) { return (size + 7) & ~(size_t)7; }
+
+void arena_init(struct entry_arena *a) { memset(a, 0, sizeof *a); }
+
+static struct arena_chunk *chunk_new(struct entry_arena *a) {
+    /* Map twice the size and trim, to get the alignment. */
+    char *raw = mmap(NULL, 2 * ARENA_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) {
+        fprintf(stderr, "ringkv: out of memory (entry arena)\n");
+        abort();
+    }
+    uintptr_t start = ((uintptr_t)raw + ARENA_CHUNK - 1) & ~(uintptr_t)(ARENA_CHUNK - 1);
+    if (start > (uintptr_t)raw) munmap(raw, start - (uintptr_t)raw);
+    uintptr_t end = (uintptr_t)raw + 2 * ARENA_CHUNK;
+    if (end > start + ARENA_CHUNK) munmap((void *)(start + ARENA_CHUNK), end - start - ARENA_CHUNK);
+    struct arena_chunk *c = (struct arena_chunk *)start;
+    c->owner = a;
+    c->next = a->chunks;
+    a->chunks = c;
+    a->chunk_count++;
+    return c;
+}
+
+void *arena_alloc(struct entry_arena *a, size_t size) {
+    size_t bs = block_size(size);
+    void **head = &a->free_list[bs / 8];
+    a->used_bytes += bs;
+    if (*head) {
+        void *p = *head;
+        *head = *(void **)p;
+        return p;
+    }
+    if ((size_t)(a->bump_end - a->bump) < bs) {
+        /* The tail of the old chunk is too small for this block: keep it
+         * for smaller ones rather than lose it. */
+        while (a->bump_end - a->bump >= 8) {
+            size_t left = (size_t)(a->bump_end - a->bump);
+            size_t piece = left > ARENA_MAX_BLOCK ? ARENA_MAX_BLOCK : left & ~(size_t)7;
+            *(void **)a->bump = a->free_list[piece / 8];
+            a->free_list[piece / 8] = a->bump;
+            a->bump += piece;
+        }
+        char *base = (char *)chunk_new(a);
+        a->bump = base + CHUNK_HEADER;
+        a->bump_end = base + ARENA_CHUNK;
+    }
+    void *p = a->bump;
+    a->bump += bs;
+    return p;
+}
+
+struct entry_arena *arena_of(const void *p) {
+    const struct arena_chunk *c = (const struct arena_chunk *)((uintptr_t)p & ~(uintptr_t)(ARENA_CHUNK - 1));
+    return c->owner;
+}
+
+void arena_free(void *p, size_t size) {
+    struct entry_arena *a = arena_of(p);
+    size_t bs = block_size(size);
+    *(void **)p = a->free_list[bs / 8];
+    a->free_list[bs / 8] = p;
+    a->used_bytes -= bs;
+}
+
+void arena_destroy(struct entry_arena *a) {
+    struct arena_chunk *c = a->chunks;
+    while (c) {
+        struct arena_chunk *next = c->next;
+        munmap(c, ARENA_CHUNK);
+        c = next;
+    }
+    memset(a, 0, sizeof *a);
+}
