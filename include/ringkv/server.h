@@ -100,7 +100,7 @@ struct xmsg {
     uint8_t type;
     uint8_t from;        /* worker that created the message */
     uint8_t to;
-    uint8_t shard;       /* XM_LOCK/LOCKED: the shard asked for */
+    uint8_t shard;       /* the shard asked for (XM_LOCK) or that runs the batch */
     struct xmsg *next;   /* queues while deferred */
     struct tx *tx;       /* XM_LOCK/LOCKED/UNLOCK */
     struct rbuf req;     /* XM_BATCH: encoded commands */
@@ -152,6 +152,7 @@ struct worker {
     long long now_ms;
     long long last_cron_ms;
     long long last_expire_ms;
+    long long last_peer_ms;        /* last iteration that exchanged messages with another worker */
     struct worker_stats stats;
     bool stop;
 };

@@ -76,6 +76,39 @@ struct kv_entry *table_random(struct kv_table *t, uint64_t r);
 void table_prefetch(const struct kv_table *t, uint64_t hash);
 void table_prefetch_entry(const struct kv_table *t, uint64_t hash);
 
+/*
+ * A window of up to KEY_PREFETCH_MAX keys about to be looked up in order:
+ * add them all (each starts loading its group), then before running
+ * command i call key_prefetch_entry(kp, i + KEY_PREFETCH_AHEAD) so the
+ * entries arrive a few commands before they are needed.
+ */
+#define KEY_PREFETCH_MAX   16
+#define KEY_PREFETCH_AHEAD 4
+
+struct key_prefetch {
+    const struct kv_table *table;
+    size_t n;
+    bool has[KEY_PREFETCH_MAX];
+    uint64_t hash[KEY_PREFETCH_MAX];
+};
+
+static inline void key_prefetch_start(struct key_prefetch *kp, const struct kv_table *t) {
+    kp->table = t;
+    kp->n = 0;
+}
+
+static inline void key_prefetch_add(struct key_prefetch *kp, const struct slice *key) {
+    size_t i = kp->n++;
+    kp->has[i] = key != NULL;
+    if (!key) return;
+    kp->hash[i] = table_hash(key->ptr, key->len);
+    table_prefetch(kp->table, kp->hash[i]);
+}
+
+static inline void key_prefetch_entry(const struct key_prefetch *kp, size_t i) {
+    if (i < kp->n && kp->has[i]) table_prefetch_entry(kp->table, kp->hash[i]);
+}
+
 /* Bytes held by the table's own arrays (not the entries). */
 size_t table_memory(const struct kv_table *t);
 

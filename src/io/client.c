@@ -167,36 +167,12 @@ static void protocol_error(struct client *c, const char *msg) {
  * overlaps the cache misses of many lookups. Commands that turn out not to
  * run (the client must wait) are simply not consumed and get parsed again.
  */
-#define PARSE_BATCH 16
+#define PARSE_BATCH KEY_PREFETCH_MAX
 
 struct parsed {
     uint32_t argc, argv_at;   /* argc 0: nothing to run (empty request) */
     size_t end;               /* offset just past the request */
 };
-
-/* Entries are prefetched this many commands ahead of the one running, so
- * their loads have the time of a few commands to arrive. */
-#define ENTRY_PREFETCH_AHEAD 4
-
-struct batch_prefetch {
-    struct kv_table *table;
-    uint64_t hash[PARSE_BATCH];
-};
-
-static void prefetch_groups(struct client *c, struct batch_prefetch *bp, const struct parsed *cmds, size_t n,
-                            const struct slice *argv) {
-    bp->table = &c->w->shard.dbs[c->db].table;
-    for (size_t i = 0; i < n; i++) {
-        if (cmds[i].argc < 2) continue;
-        const struct slice *key = &argv[cmds[i].argv_at + 1];
-        bp->hash[i] = table_hash(key->ptr, key->len);
-        table_prefetch(bp->table, bp->hash[i]);
-    }
-}
-
-static inline void prefetch_entry(const struct batch_prefetch *bp, const struct parsed *cmds, size_t n, size_t i) {
-    if (i < n && cmds[i].argc >= 2) table_prefetch_entry(bp->table, bp->hash[i]);
-}
 
 /* Parse and run commands from buf; returns the bytes consumed. Stops at an
  * incomplete frame, when the client must wait, or when it is closing. */
@@ -230,16 +206,15 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
             if (inline_cmd) break;
         }
         struct slice *argv = (struct slice *)w->batch_argv.buf;
-        /* 2. prefetch the keys' groups, then entries a few commands ahead; 3. run */
-        struct batch_prefetch bp;
-        bool prefetch = n > 1;
-        if (prefetch) {
-            prefetch_groups(c, &bp, cmds, n, argv);
-            for (size_t i = 0; i < ENTRY_PREFETCH_AHEAD; i++) prefetch_entry(&bp, cmds, n, i);
-        }
+        /* 2. prefetch the keys (the first argument, usually a key) */
+        struct key_prefetch kp;
+        key_prefetch_start(&kp, &w->shard.dbs[c->db].table);
+        for (size_t i = 0; i < n; i++) key_prefetch_add(&kp, cmds[i].argc >= 2 ? &argv[cmds[i].argv_at + 1] : NULL);
+        for (size_t i = 0; i < KEY_PREFETCH_AHEAD; i++) key_prefetch_entry(&kp, i);
+        /* 3. run them */
         for (size_t i = 0; i < n; i++) {
             if (c->flags & (CF_CLOSE_AFTER | CF_CLOSING)) return len;
-            if (prefetch) prefetch_entry(&bp, cmds, n, i + ENTRY_PREFETCH_AHEAD);
+            key_prefetch_entry(&kp, i + KEY_PREFETCH_AHEAD);
             if (cmds[i].argc &&
                 dispatch_command(c, (int)cmds[i].argc, argv + cmds[i].argv_at) == DISPATCH_WAIT)
                 return off;

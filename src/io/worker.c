@@ -315,8 +315,11 @@ static void submit_and_wait(struct worker *w, bool busy) {
     long long ms = 1000 / CONFIG_GET(hz);
     ts.tv_sec = ms / 1000;
     ts.tv_nsec = (ms % 1000) * 1000000;
+    /* A doorbell from another worker must wake us at once, which a minimum
+     * wait would hold back: gather only while no other worker talks to us. */
     long long min_wait = CONFIG_GET(io_batch_wait_us);
-    if (w->min_wait_ok && min_wait > 0 && w->stats.connected > 1)
+    bool peers_active = w->now_ms - w->last_peer_ms < 100;
+    if (w->min_wait_ok && min_wait > 0 && w->stats.connected > 1 && !peers_active)
         enter_min_wait(w, &ts, (unsigned)min_wait);
     else
         io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
@@ -337,6 +340,7 @@ static void *worker_main(void *arg) {
         io_uring_cq_advance(&w->ring, n);
         w->stats.completions += n;
         bool got = xshard_poll(w);
+        if (got) w->last_peer_ms = w->now_ms;
         worker_cron(w);
         xshard_flush(w);
         client_flush_sends(w);

@@ -109,6 +109,7 @@ void xshard_flush(struct worker *w) {
     }
     if (w->overflow) retry_overflow(w);
     if (!w->wake_mask) return;
+    w->last_peer_ms = w->now_ms;
     atomic_thread_fence(memory_order_seq_cst);
     uint64_t mask = w->wake_mask;
     w->wake_mask = 0;
@@ -135,6 +136,7 @@ static struct xmsg *batch_for(struct worker *w, unsigned target) {
     else m = rk_calloc(1, sizeof *m);
     m->type = XM_BATCH;
     m->from = (uint8_t)w->id;
+    m->shard = (uint8_t)target;
     m->ncmds = 0;
     m->req.len = m->rep.len = 0;
     w->out_batch[target] = m;
@@ -173,30 +175,62 @@ static struct slice *fwd_argv(struct worker *w, size_t argc) {
     return w->fwd_argv;
 }
 
+/* One forwarded command, decoded in place from a batch. */
+struct fwd_cmd {
+    struct fwd_hdr h;
+    size_t argv_at;
+};
+
+/* Decode up to KEY_PREFETCH_MAX commands from *p, starting their keys'
+ * prefetch; their arguments go to w->fwd_argv from argv_used on. */
+static size_t decode_window(struct worker *w, const char **p, const char *end, struct fwd_cmd *cmds,
+                            struct key_prefetch *kp) {
+    size_t n = 0, argv_used = 0;
+    key_prefetch_start(kp, NULL);
+    while (n < KEY_PREFETCH_MAX && *p < end) {
+        struct fwd_cmd *fc = &cmds[n++];
+        memcpy(&fc->h, *p, sizeof fc->h);
+        *p += sizeof fc->h;
+        struct slice *argv = fwd_argv(w, argv_used + fc->h.argc);
+        fc->argv_at = argv_used;
+        for (uint32_t i = 0; i < fc->h.argc; i++) {
+            uint32_t len;
+            memcpy(&len, *p, 4);
+            argv[argv_used + i] = (struct slice){ *p + 4, len };
+            *p += 4 + len;
+        }
+        argv_used += fc->h.argc;
+    }
+    /* argv may have moved while growing: take the key pointers now */
+    for (size_t i = 0; i < n; i++) {
+        kp->table = &w->shard.dbs[cmds[i].h.db].table;
+        key_prefetch_add(kp, cmds[i].h.argc >= 2 ? &w->fwd_argv[cmds[i].argv_at + 1] : NULL);
+    }
+    return n;
+}
+
 static void execute_batch(struct worker *w, struct xmsg *m) {
     const char *p = m->req.buf, *end = m->req.buf + m->req.len;
+    struct fwd_cmd cmds[KEY_PREFETCH_MAX];
+    struct key_prefetch kp;
     m->rep.len = 0;
     while (p < end) {
-        struct fwd_hdr h;
-        memcpy(&h, p, sizeof h);
-        p += sizeof h;
-        struct slice *argv = fwd_argv(w, h.argc);
-        for (uint32_t i = 0; i < h.argc; i++) {
-            uint32_t len;
-            memcpy(&len, p, 4);
-            argv[i] = (struct slice){ p + 4, len };
-            p += 4 + len;
+        size_t n = decode_window(w, &p, end, cmds, &kp);
+        for (size_t i = 0; i < KEY_PREFETCH_AHEAD; i++) key_prefetch_entry(&kp, i);
+        for (size_t i = 0; i < n; i++) {
+            key_prefetch_entry(&kp, i + KEY_PREFETCH_AHEAD);
+            const struct fwd_hdr *h = &cmds[i].h;
+            size_t hdr_off = m->rep.len;
+            rbuf_reserve(&m->rep, sizeof(struct rep_hdr));
+            m->rep.len += sizeof(struct rep_hdr);
+            struct cmd_ctx ctx;
+            ctx_init(&ctx, w, h->cmd, (int)h->argc, w->fwd_argv + cmds[i].argv_at, h->db, h->resp, &m->rep);
+            h->cmd->proc(&ctx);
+            if (h->drop) m->rep.len = hdr_off + sizeof(struct rep_hdr);
+            struct rep_hdr rh = { h->idx, h->gen, h->seq, (uint32_t)(m->rep.len - hdr_off - sizeof rh) };
+            memcpy(m->rep.buf + hdr_off, &rh, sizeof rh);
+            w->stats.forwarded_in++;
         }
-        size_t hdr_off = m->rep.len;
-        rbuf_reserve(&m->rep, sizeof(struct rep_hdr));
-        m->rep.len += sizeof(struct rep_hdr);
-        struct cmd_ctx ctx;
-        ctx_init(&ctx, w, h.cmd, (int)h.argc, argv, h.db, h.resp, &m->rep);
-        h.cmd->proc(&ctx);
-        if (h.drop) m->rep.len = hdr_off + sizeof(struct rep_hdr);
-        struct rep_hdr rh = { h.idx, h.gen, h.seq, (uint32_t)(m->rep.len - hdr_off - sizeof rh) };
-        memcpy(m->rep.buf + hdr_off, &rh, sizeof rh);
-        w->stats.forwarded_in++;
     }
     w->stats.batches_in++;
     m->type = XM_BATCH_DONE;
@@ -217,8 +251,8 @@ static void collect_replies(struct worker *w, struct xmsg *m) {
     }
     if (m->req.cap > KEEP_BATCH_BYTES) rbuf_free(&m->req);
     if (m->rep.cap > KEEP_BATCH_BYTES) rbuf_free(&m->rep);
-    m->next = w->free_batches[m->to];
-    w->free_batches[m->to] = m;
+    m->next = w->free_batches[m->shard];   /* m->to is us now: it came back */
+    w->free_batches[m->shard] = m;
 }
 
 /* ---- the shard lock ---- */
