@@ -82,7 +82,7 @@ void table_prefetch_entry(const struct kv_table *t, uint64_t hash);
  * command i call key_prefetch_entry(kp, i + KEY_PREFETCH_AHEAD) so the
  * entries arrive a few commands before they are needed.
  */
-#define KEY_PREFETCH_MAX   16
+#define KEY_PREFETCH_MAX   32
 #define KEY_PREFETCH_AHEAD 4
 
 struct key_prefetch {

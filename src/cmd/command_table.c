@@ -251,7 +251,27 @@ void command_table_init(void) {
     }
 }
 
+/* Pipelines repeat one command: remember the last name as it was sent. */
+static _Thread_local struct {
+    char raw[16];
+    size_t len;
+    const struct command *cmd;
+} last_lookup;
+
+static const struct command *lookup_uncached(const char *name, size_t len);
+
 const struct command *command_lookup(const char *name, size_t len) {
+    if (len == last_lookup.len && memcmp(name, last_lookup.raw, len) == 0) return last_lookup.cmd;
+    const struct command *cmd = lookup_uncached(name, len);
+    if (cmd && len <= sizeof last_lookup.raw) {
+        memcpy(last_lookup.raw, name, len);
+        last_lookup.len = len;
+        last_lookup.cmd = cmd;
+    }
+    return cmd;
+}
+
+static const struct command *lookup_uncached(const char *name, size_t len) {
     char lower[32];
     if (len == 0 || len >= sizeof lower) return NULL;
     for (size_t i = 0; i < len; i++) lower[i] = (char)tolower((unsigned char)name[i]);

@@ -9,9 +9,24 @@
 #include "ringkv/config.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+/* Like Redis: room for maxclients connections plus our own descriptors,
+ * as far as the hard limit allows. */
+static void raise_fd_limit(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+    rlim_t want = (rlim_t)rk_config.maxclients + 32 + (rlim_t)rk_config.threads * 4;
+    if (rl.rlim_cur >= want) return;
+    rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < want)
+        printf("ringkv: warning: open files limited to %llu, fewer than maxclients %lld needs\n",
+               (unsigned long long)rl.rlim_cur, rk_config.maxclients);
+}
 
 static void usage(void) {
     fprintf(stderr,
@@ -32,6 +47,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (config_load_args(argc, argv) != 0) return 1;
+    raise_fd_limit();
 
     sigset_t sigs;
     sigemptyset(&sigs);

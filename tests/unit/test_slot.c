@@ -73,9 +73,31 @@ static void test_range(void **state) {
     assert_true(seen_high > 45000 && seen_high < 55000);
 }
 
+/* The sliced CRC against the definition, bit by bit, at every length. */
+static uint16_t crc16_bitwise(const unsigned char *p, size_t n) {
+    uint16_t c = 0;
+    for (size_t i = 0; i < n; i++) {
+        c ^= (uint16_t)(p[i] << 8);
+        for (int b = 0; b < 8; b++) c = (c & 0x8000) ? (uint16_t)((c << 1) ^ 0x1021) : (uint16_t)(c << 1);
+    }
+    return c;
+}
+
+static void test_crc16_matches_bitwise(void **state) {
+    (void)state;
+    unsigned char buf[80];
+    uint32_t x = 12345;
+    for (int t = 0; t < 20000; t++) {
+        size_t n = (size_t)t % sizeof buf;
+        for (size_t i = 0; i < n; i++) buf[i] = (unsigned char)((x = x * 1103515245u + 12345u) >> 16);
+        assert_int_equal(crc16_xmodem((const char *)buf, n), crc16_bitwise(buf, n));
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc16),
+        cmocka_unit_test(test_crc16_matches_bitwise),
         cmocka_unit_test(test_plain_keys),
         cmocka_unit_test(test_hash_tags),
         cmocka_unit_test(test_range),
