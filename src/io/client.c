@@ -32,6 +32,7 @@
 #define OUTPUT_PAUSE_BYTES  (4u << 20)    /* stop reading a client with this much unsent */
 #define INPUT_STOP_BYTES    (1u << 20)    /* ...and stop receiving once this much is queued */
 #define KEEP_BUFFER_BYTES   (64u << 10)   /* larger idle buffers are released */
+#define HOLD_OUTPUT_BYTES   (64u << 10)   /* ready replies held back while others are in flight */
 
 static void format_addr(int fd, bool local, char *dst, size_t len) {
     struct sockaddr_storage ss;
@@ -416,7 +417,11 @@ void client_flush_sends(struct worker *w) {
         struct client *next = c->next_flush;
         c->flags &= ~CF_IN_FLUSH_LIST;
         if (!(c->flags & CF_CLOSING)) {
-            if (c->out.len && !(c->flags & CF_SEND_INFLIGHT)) start_send(c);
+            /* While replies are still out on other shards, hold what is
+             * ready so one send carries the whole pipeline's answers
+             * instead of a packet per piece. */
+            bool hold = c->inflight && c->out.len < HOLD_OUTPUT_BYTES;
+            if (c->out.len && !(c->flags & CF_SEND_INFLIGHT) && !hold) start_send(c);
             if ((c->flags & CF_NEED_RECV) && !(c->flags & (CF_RECV_ARMED | CF_RECV_STOPPED)))
                 worker_arm_recv(c);
             if ((c->flags & CF_CLOSE_AFTER) && !(c->flags & CF_SEND_INFLIGHT) && c->out.len == 0 &&
