@@ -143,6 +143,7 @@ struct worker {
     size_t fwd_argv_cap;
     _Atomic int sleeping;
     bool min_wait_ok;                          /* kernel takes min_wait_usec */
+    unsigned last_cqes;                        /* completions reaped by the last iteration */
     uint64_t wake_mask;                        /* targets to ring at end of iteration */
     /* the shard lock (cross-shard transactions) */
     struct tx *lock_holder;

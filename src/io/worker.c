@@ -271,6 +271,7 @@ static void worker_cron(struct worker *w) {
  * calls io_uring_enter itself, after publishing the SQ tail as liburing does.
  */
 #define BATCH_WAIT_NR 32
+#define MIN_WAIT_LOAD 4    /* completions per wake-up that count as load */
 
 struct getevents_arg_min {
     uint64_t sigmask;
@@ -319,7 +320,10 @@ static void submit_and_wait(struct worker *w, bool busy) {
      * wait would hold back: gather only while no other worker talks to us. */
     long long min_wait = CONFIG_GET(io_batch_wait_us);
     bool peers_active = w->now_ms - w->last_peer_ms < 100;
-    if (w->min_wait_ok && min_wait > 0 && w->stats.connected > 1 && !peers_active)
+    /* ...and only under load (the last wake-up found several completions),
+     * so that a lone request is never held back. */
+    bool loaded = w->last_cqes >= MIN_WAIT_LOAD;
+    if (w->min_wait_ok && min_wait > 0 && loaded && !peers_active)
         enter_min_wait(w, &ts, (unsigned)min_wait);
     else
         io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
@@ -339,6 +343,7 @@ static void *worker_main(void *arg) {
         }
         io_uring_cq_advance(&w->ring, n);
         w->stats.completions += n;
+        w->last_cqes = n;
         bool got = xshard_poll(w);
         if (got) w->last_peer_ms = w->now_ms;
         worker_cron(w);
