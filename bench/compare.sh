@@ -381,5 +381,10 @@ fmt() { [ "$1" = NA ] && echo "–" || echo "$1"; }
     fi
     echo
     echo "Reproduce: \`ROUNDS=$ROUNDS bench/compare.sh\` (knobs in bench/README.md)."
+    # The profile and what it shows is written by hand: kept across runs.
+    if [ -f "$ROOT/bench/PROFILE.md" ]; then
+        echo
+        cat "$ROOT/bench/PROFILE.md"
+    fi
 } >"$OUT"
 log "wrote $OUT (${elapsed}s)"

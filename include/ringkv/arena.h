@@ -8,6 +8,9 @@
  * a pointer through 1 MB chunks, and keeps freed blocks on one free list per
  * size. Larger entries go to malloc.
  *
+ * Chunks are 2 MB and ask for transparent huge pages: lookups touch entries
+ * at random, and with 4 KB pages each would also cost a TLB miss.
+ *
  * Each shard owns one arena, and an entry lives in the arena of the shard
  * whose table holds it. Only a thread that may touch that shard's keyspace
  * (its owner, or a transaction holding it) allocates or frees there, so the
@@ -23,7 +26,7 @@
 #include <stdint.h>
 
 #define ARENA_MAX_BLOCK 512
-#define ARENA_CHUNK     ((size_t)1 << 20)
+#define ARENA_CHUNK     ((size_t)2 << 20)   /* one huge page */
 
 struct arena_chunk;
 

@@ -71,19 +71,27 @@ uint64_t table_scan(struct kv_table *t, uint64_t cursor, size_t count, table_vis
 /* A uniformly-chosen-ish live entry using the random number r, or NULL if empty. */
 struct kv_entry *table_random(struct kv_table *t, uint64_t r);
 
-/* Start loading what a lookup of hash will touch: first the group and its
- * slots, later (once those have arrived) the matching entry. Hints only. */
+/* Start loading what a lookup of hash will touch, in three steps, each
+ * issued once the previous one's line has arrived: the group's control
+ * bytes, the matching slot, the entry it points to. Hints only. */
 void table_prefetch(const struct kv_table *t, uint64_t hash);
+void table_prefetch_slot(const struct kv_table *t, uint64_t hash);
 void table_prefetch_entry(const struct kv_table *t, uint64_t hash);
 
 /*
- * A window of up to KEY_PREFETCH_MAX keys about to be looked up in order:
- * add them all (each starts loading its group), then before running
- * command i call key_prefetch_entry(kp, i + KEY_PREFETCH_AHEAD) so the
- * entries arrive a few commands before they are needed.
+ * A window of up to KEY_PREFETCH_MAX keys about to be looked up in order.
+ * Add them all (that only hashes), call key_prefetch_begin(), then
+ * key_prefetch_step(kp, i) before running command i. Loads run as a
+ * pipeline: while command i runs, the control bytes of key i + 12, the
+ * slot of key i + 8 and the entry of key i + 4 are on their way, each
+ * step using the line the previous one brought in. Every miss gets the
+ * time of a few commands to complete, and only about a dozen lines are in
+ * flight at once (many more and the CPU drops prefetches).
  */
-#define KEY_PREFETCH_MAX   32
-#define KEY_PREFETCH_AHEAD 4
+#define KEY_PREFETCH_MAX          32
+#define KEY_PREFETCH_GROUP_AHEAD  12
+#define KEY_PREFETCH_SLOT_AHEAD   8
+#define KEY_PREFETCH_ENTRY_AHEAD  4
 
 struct key_prefetch {
     const struct kv_table *table;
@@ -100,13 +108,31 @@ static inline void key_prefetch_start(struct key_prefetch *kp, const struct kv_t
 static inline void key_prefetch_add(struct key_prefetch *kp, const struct slice *key) {
     size_t i = kp->n++;
     kp->has[i] = key != NULL;
-    if (!key) return;
-    kp->hash[i] = table_hash(key->ptr, key->len);
-    table_prefetch(kp->table, kp->hash[i]);
+    if (key) kp->hash[i] = table_hash(key->ptr, key->len);
 }
 
-static inline void key_prefetch_entry(const struct key_prefetch *kp, size_t i) {
+static inline void key_prefetch__group(const struct key_prefetch *kp, size_t i) {
+    if (i < kp->n && kp->has[i]) table_prefetch(kp->table, kp->hash[i]);
+}
+
+static inline void key_prefetch__slot(const struct key_prefetch *kp, size_t i) {
+    if (i < kp->n && kp->has[i]) table_prefetch_slot(kp->table, kp->hash[i]);
+}
+
+static inline void key_prefetch__entry(const struct key_prefetch *kp, size_t i) {
     if (i < kp->n && kp->has[i]) table_prefetch_entry(kp->table, kp->hash[i]);
+}
+
+static inline void key_prefetch_begin(const struct key_prefetch *kp) {
+    for (size_t i = 0; i < KEY_PREFETCH_GROUP_AHEAD; i++) key_prefetch__group(kp, i);
+    for (size_t i = 0; i < KEY_PREFETCH_SLOT_AHEAD; i++) key_prefetch__slot(kp, i);
+    for (size_t i = 0; i < KEY_PREFETCH_ENTRY_AHEAD; i++) key_prefetch__entry(kp, i);
+}
+
+static inline void key_prefetch_step(const struct key_prefetch *kp, size_t i) {
+    key_prefetch__group(kp, i + KEY_PREFETCH_GROUP_AHEAD);
+    key_prefetch__slot(kp, i + KEY_PREFETCH_SLOT_AHEAD);
+    key_prefetch__entry(kp, i + KEY_PREFETCH_ENTRY_AHEAD);
 }
 
 /* Bytes held by the table's own arrays (not the entries). */

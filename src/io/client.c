@@ -211,11 +211,11 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
         struct key_prefetch kp;
         key_prefetch_start(&kp, &w->shard.dbs[c->db].table);
         for (size_t i = 0; i < n; i++) key_prefetch_add(&kp, cmds[i].argc >= 2 ? &argv[cmds[i].argv_at + 1] : NULL);
-        for (size_t i = 0; i < KEY_PREFETCH_AHEAD; i++) key_prefetch_entry(&kp, i);
+        key_prefetch_begin(&kp);
         /* 3. run them */
         for (size_t i = 0; i < n; i++) {
             if (c->flags & (CF_CLOSE_AFTER | CF_CLOSING)) return len;
-            key_prefetch_entry(&kp, i + KEY_PREFETCH_AHEAD);
+            key_prefetch_step(&kp, i);
             if (cmds[i].argc &&
                 dispatch_command(c, (int)cmds[i].argc, argv + cmds[i].argv_at) == DISPATCH_WAIT)
                 return off;

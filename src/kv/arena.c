@@ -1,7 +1,7 @@
 /*
  * Entry arenas; see include/ringkv/arena.h for the idea.
  *
- * Chunks are 1 MB, aligned to 1 MB, so the chunk (and its arena) of any block
+ * Chunks are 2 MB, aligned to 2 MB, so the chunk (and its arena) of any block
  * is found by masking the block's address. A chunk starts with its header;
  * blocks are carved after it in order and never move. Freed blocks are kept
  * per size and reused first; memory goes back to the system when the arena
@@ -38,6 +38,7 @@ static struct arena_chunk *chunk_new(struct entry_arena *a) {
     if (start > (uintptr_t)raw) munmap(raw, start - (uintptr_t)raw);
     uintptr_t end = (uintptr_t)raw + 2 * ARENA_CHUNK;
     if (end > start + ARENA_CHUNK) munmap((void *)(start + ARENA_CHUNK), end - start - ARENA_CHUNK);
+    madvise((void *)start, ARENA_CHUNK, MADV_HUGEPAGE);
     struct arena_chunk *c = (struct arena_chunk *)start;
     c->owner = a;
     c->next = a->chunks;

@@ -134,6 +134,9 @@ static void *array_alloc(size_t bytes, bool zero) {
         fprintf(stderr, "ringkv: out of memory mapping %zu bytes for a table\n", bytes);
         abort();
     }
+    /* Lookups land anywhere in these arrays: with 4 KB pages nearly every
+     * one would also miss the TLB. */
+    madvise(p, bytes, MADV_HUGEPAGE);
     return p;
 }
 
@@ -480,17 +483,27 @@ size_t table_memory(const struct kv_table *t) {
  */
 void table_prefetch(const struct kv_table *t, uint64_t hash) {
     const struct kv_table_part *p = &t->cur;
-    if (!p->ngroups) return;
+    if (p->ngroups) __builtin_prefetch(p->ctrl + part_home(p, hash) * GROUP);
+}
+
+/* The first slot of the home group whose control byte matches, if any. */
+static inline const struct kv_entry *const *prefetch_match(const struct kv_table_part *p, uint64_t hash) {
+    if (!p->used) return NULL;
     size_t g = part_home(p, hash);
-    __builtin_prefetch(p->ctrl + g * GROUP);
-    __builtin_prefetch(p->slots + g * GROUP);
-    __builtin_prefetch(p->slots + g * GROUP + GROUP / 2);
+    unsigned m = group_match(group_load(p->ctrl + g * GROUP), ctrl_h2(hash));
+    return m ? (const struct kv_entry *const *)&p->slots[g * GROUP + (size_t)__builtin_ctz(m)] : NULL;
+}
+
+void table_prefetch_slot(const struct kv_table *t, uint64_t hash) {
+    const struct kv_entry *const *slot = prefetch_match(&t->cur, hash);
+    if (slot) __builtin_prefetch(slot);
 }
 
 void table_prefetch_entry(const struct kv_table *t, uint64_t hash) {
-    const struct kv_table_part *p = &t->cur;
-    if (!p->used) return;
-    size_t g = part_home(p, hash);
-    unsigned m = group_match(group_load(p->ctrl + g * GROUP), ctrl_h2(hash));
-    if (m) __builtin_prefetch(p->slots[g * GROUP + (size_t)__builtin_ctz(m)]);
+    const struct kv_entry *const *slot = prefetch_match(&t->cur, hash);
+    if (!slot) return;
+    /* an entry may straddle two cache lines: its key and value often do */
+    const char *e = (const char *)*slot;
+    __builtin_prefetch(e);
+    __builtin_prefetch(e + 40);
 }

@@ -216,9 +216,9 @@ static void execute_batch(struct worker *w, struct xmsg *m) {
     m->rep.len = 0;
     while (p < end) {
         size_t n = decode_window(w, &p, end, cmds, &kp);
-        for (size_t i = 0; i < KEY_PREFETCH_AHEAD; i++) key_prefetch_entry(&kp, i);
+        key_prefetch_begin(&kp);
         for (size_t i = 0; i < n; i++) {
-            key_prefetch_entry(&kp, i + KEY_PREFETCH_AHEAD);
+            key_prefetch_step(&kp, i);
             const struct fwd_hdr *h = &cmds[i].h;
             size_t hdr_off = m->rep.len;
             rbuf_reserve(&m->rep, sizeof(struct rep_hdr));
