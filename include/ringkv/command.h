@@ -118,6 +118,9 @@ bool doc_args_parse(const char *args_doc, struct doc_args *out, char *err, size_
 void doc_args_reply(struct reply *r, const struct doc_args *args);
 void doc_args_free(struct doc_args *args);
 
+/* Argument helpers for handlers (cmd_args.c): false after replying the error. */
+bool arg_ll_or_reply(struct cmd_ctx *c, struct slice s, long long *v);   /* ERR value is not an integer... */
+
 /* Standard errors for the dispatcher. */
 void reply_wrong_arity(struct reply *r, const char *name);
 

@@ -50,12 +50,6 @@ static const char *type_name(const struct kv_entry *e) {
  * Argument helpers
  * ------------------------------------------------------------------------- */
 
-static bool ll_or_reply(struct cmd_ctx *c, struct slice s, long long *v) {
-    if (str_to_ll(s.ptr, s.len, v))
-        return true;
-    reply_error(&c->r, ERR_NOT_INT);
-    return false;
-}
 
 /* Redis's getIntFromObjectOrReply(): msg, if given, replaces both errors. */
 static bool int_or_reply(struct cmd_ctx *c, struct slice s, const char *msg, int *out) {
@@ -206,7 +200,7 @@ void cmd_scan(struct cmd_ctx *c) {
     for (int i = 2; i < c->argc; i += 2) {
         bool has_value = i + 1 < c->argc;
         if (has_value && slice_eq_nocase(c->argv[i], "count")) {
-            if (!ll_or_reply(c, c->argv[i + 1], &count))
+            if (!arg_ll_or_reply(c, c->argv[i + 1], &count))
                 return;
             if (count < 1) {
                 reply_error(&c->r, ERR_SYNTAX);
@@ -493,7 +487,7 @@ static void expire_generic(struct cmd_ctx *c, long long basetime, bool seconds) 
     unsigned flags;
     long long when;
 
-    if (!expire_flags_or_reply(c, &flags) || !ll_or_reply(c, c->argv[2], &when))
+    if (!expire_flags_or_reply(c, &flags) || !arg_ll_or_reply(c, c->argv[2], &when))
         return;
     if (seconds) {
         if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000)

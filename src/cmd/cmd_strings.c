@@ -33,12 +33,6 @@
  * Helpers
  * ------------------------------------------------------------------------- */
 
-static bool ll_or_reply(struct cmd_ctx *c, struct slice s, long long *v) {
-    if (str_to_ll(s.ptr, s.len, v))
-        return true;
-    reply_error(&c->r, ERR_NOT_INT);
-    return false;
-}
 
 static void reply_invalid_expire(struct cmd_ctx *c) {
     reply_errorf(&c->r, "ERR invalid expire time in '%s' command", c->cmd->name);
@@ -175,7 +169,7 @@ static bool expire_at_or_reply(struct cmd_ctx *c, const struct string_opts *o, l
     long long v;
     bool seconds = o->flags & (OPT_EX | OPT_EXAT);
 
-    if (!ll_or_reply(c, o->expire, &v))
+    if (!arg_ll_or_reply(c, o->expire, &v))
         return false;
     if (v <= 0 || (seconds && v > LLONG_MAX / 1000))
         goto invalid;
@@ -359,7 +353,7 @@ void cmd_setrange(struct cmd_ctx *c) {
     struct kv_entry **slot;
     long long offset;
 
-    if (!ll_or_reply(c, c->argv[2], &offset))
+    if (!arg_ll_or_reply(c, c->argv[2], &offset))
         return;
     if (offset < 0) {
         reply_error(&c->r, ERR_OFFSET_RANGE);
@@ -401,7 +395,7 @@ void cmd_getrange(struct cmd_ctx *c) {
     struct kv_entry **slot;
     long long start, end;
 
-    if (!ll_or_reply(c, c->argv[2], &start) || !ll_or_reply(c, c->argv[3], &end))
+    if (!arg_ll_or_reply(c, c->argv[2], &start) || !arg_ll_or_reply(c, c->argv[3], &end))
         return;
     if (!string_slot(c, c->argv[1], LOOKUP_READ, &slot))
         return;
@@ -441,7 +435,7 @@ static void incr_generic(struct cmd_ctx *c, long long by) {
         return;
     if (slot) {
         struct slice cur = entry_val_slice(*slot);
-        if (!ll_or_reply(c, cur, &v))
+        if (!arg_ll_or_reply(c, cur, &v))
             return;
     }
     if ((by < 0 && v < 0 && by < LLONG_MIN - v) || (by > 0 && v > 0 && by > LLONG_MAX - v)) {
@@ -464,13 +458,13 @@ void cmd_decr(struct cmd_ctx *c) {
 
 void cmd_incrby(struct cmd_ctx *c) {
     long long by;
-    if (ll_or_reply(c, c->argv[2], &by))
+    if (arg_ll_or_reply(c, c->argv[2], &by))
         incr_generic(c, by);
 }
 
 void cmd_decrby(struct cmd_ctx *c) {
     long long by;
-    if (!ll_or_reply(c, c->argv[2], &by))
+    if (!arg_ll_or_reply(c, c->argv[2], &by))
         return;
     if (by == LLONG_MIN) {   /* -by would overflow */
         reply_error(&c->r, "ERR decrement would overflow");
