@@ -1,0 +1,93 @@
+/*
+ * quicklist: a Redis list, as a doubly linked list of listpack nodes.
+ *
+ * Nodes are filled up to the limit set by `fill`, which has the meaning of
+ * Redis's list-max-listpack-size: a positive N allows at most N elements per
+ * node (and at most 8 KB), -1..-5 allow at most 4/8/16/32/64 KB per node
+ * (Redis's default is -2). An element too big for any node (over 8 KB, or
+ * over the byte limit) gets a node of its own. Empty nodes are freed at
+ * once, so every node holds at least one element.
+ *
+ * OBJECT ENCODING: Redis 7 keeps a list as one bare listpack ("listpack")
+ * until it outgrows a node, and goes back only once it has shrunk to half
+ * the limits. ringkv always uses a quicklist; ql_fits_listpack() answers
+ * the question Redis asks at those two moments, so the type layer can keep
+ * a flag: after a list grows, "quicklist" if !ql_fits_listpack(ql, false);
+ * after it shrinks, "listpack" again if ql_fits_listpack(ql, true).
+ *
+ * Values read from the list (struct lp_value) point into a node and stay
+ * valid until the list changes. Strings that parse as integers come back as
+ * integers (listpack.h); lp_value_str() prints them back, byte for byte.
+ */
+#ifndef RINGKV_QUICKLIST_H
+#define RINGKV_QUICKLIST_H
+
+#include "ringkv/common.h"
+#include "ringkv/listpack.h"
+
+#define QL_FILL_DEFAULT (-2)
+
+struct ql_node {
+    struct ql_node *prev, *next;
+    struct listpack *lp;       /* never empty */
+};
+
+struct quicklist {
+    struct ql_node *head, *tail;
+    size_t count;              /* elements */
+    uint32_t nodes;
+    int32_t fill;
+};
+
+struct quicklist *ql_new(int fill);
+void ql_free(struct quicklist *ql);
+/* Applies to nodes filled from now on. */
+static inline void ql_set_fill(struct quicklist *ql, int fill) { ql->fill = fill; }
+
+static inline size_t ql_count(const struct quicklist *ql) { return ql->count; }
+/* Bytes allocated: the list, its nodes and their listpacks. */
+size_t ql_memory(const struct quicklist *ql);
+
+void ql_push(struct quicklist *ql, struct slice s, bool tail);
+/* As lp_pop: a string is copied into buf, out may be NULL. False if empty. */
+bool ql_pop(struct quicklist *ql, bool tail, struct lp_value *out, struct rbuf *buf);
+
+/* Element at index (negative from the tail); false if out of range. */
+bool ql_index(const struct quicklist *ql, long long index, struct lp_value *out);
+/* LSET: replace the element at index; false if out of range. */
+bool ql_replace(struct quicklist *ql, long long index, struct slice s);
+/* LINSERT: insert s before/after the first element equal to pivot (from
+ * the head); false if there is none. */
+bool ql_insert(struct quicklist *ql, struct slice pivot, struct slice s, bool after);
+/* Delete up to n elements from index start (negative from the tail), as
+ * LTRIM needs; returns how many went. */
+size_t ql_del_range(struct quicklist *ql, long long start, size_t n);
+/* LREM: remove elements equal to s, at most count of them from the head
+ * (count > 0), at most -count from the tail (count < 0), or all (0).
+ * Returns how many went. */
+size_t ql_remove(struct quicklist *ql, struct slice s, long long count);
+
+/* Iteration from index (negative from the tail) towards the tail, or
+ * towards the head when reverse. The list must not change meanwhile. */
+struct ql_iter {
+    struct ql_node *node;      /* NULL when done */
+    size_t pos;
+    bool reverse;
+};
+/* False (and an iterator that yields nothing) if index is out of range. */
+bool ql_iter_init(struct ql_iter *it, const struct quicklist *ql, long long index, bool reverse);
+bool ql_iter_next(struct ql_iter *it, struct lp_value *out);
+
+/* The node limits for fill: at most *bytes bytes and *count elements
+ * (SIZE_MAX when that dimension is not limited). */
+void ql_node_limit(int fill, size_t *bytes, size_t *count);
+/* Whether a node of this many bytes and elements is over the limits. */
+bool ql_exceeds_limit(int fill, size_t bytes, size_t count);
+/* Whether the whole list is in at most one node within the limits of its
+ * fill (half the limits when shrinking): Redis's listpack encoding test. */
+bool ql_fits_listpack(const struct quicklist *ql, bool shrinking);
+
+/* Check links, counts, node limits and every listpack (for tests). */
+bool ql_check(const struct quicklist *ql);
+
+#endif
