@@ -120,6 +120,10 @@ void doc_args_free(struct doc_args *args);
 
 /* Argument helpers for handlers (cmd_args.c): false after replying the error. */
 bool arg_ll_or_reply(struct cmd_ctx *c, struct slice s, long long *v);   /* ERR value is not an integer... */
+/* The slot of key's entry if it holds an object of `type`, NULL if the key is
+ * absent. A key of another type gets WRONGTYPE: *wrong is set, NULL returned. */
+struct kv_entry **lookup_typed_or_reply(struct cmd_ctx *c, struct slice key, unsigned type,
+                                        unsigned flags, bool *wrong);
 
 /* Standard errors for the dispatcher. */
 void reply_wrong_arity(struct reply *r, const char *name);

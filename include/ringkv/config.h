@@ -46,6 +46,11 @@ struct rk_config {
     long long io_buffer_size;
     long long io_batch_wait_us;     /* minimum wait to gather completions (0 = off) */
     char *config_file;
+    /* compact encodings of collections (Redis's thresholds) */
+    long long list_max_listpack_size;
+    long long hash_max_listpack_entries, hash_max_listpack_value;
+    long long set_max_intset_entries, set_max_listpack_entries, set_max_listpack_value;
+    long long zset_max_listpack_entries, zset_max_listpack_value;
 };
 
 extern struct rk_config rk_config;

@@ -5,9 +5,22 @@
  */
 #include "ringkv/command.h"
 #include "ringkv/util.h"
+#include "ringkv/db.h"
 
 bool arg_ll_or_reply(struct cmd_ctx *c, struct slice s, long long *v) {
     if (str_to_ll(s.ptr, s.len, v)) return true;
     reply_error(&c->r, ERR_NOT_INT);
     return false;
+}
+
+struct kv_entry **lookup_typed_or_reply(struct cmd_ctx *c, struct slice key, unsigned type,
+                                        unsigned flags, bool *wrong) {
+    *wrong = false;
+    struct kv_entry **slot = db_lookup_slot(c, key, flags);
+    if (slot && entry_type(*slot) != type) {
+        reply_error(&c->r, ERR_WRONGTYPE);
+        *wrong = true;
+        return NULL;
+    }
+    return slot;
 }

@@ -11,26 +11,10 @@
  * once at start.
  */
 #include "ringkv/command.h"
+#include "ringkv/command_def.h"
 
 #include <ctype.h>
 #include <stdlib.h>
-
-#define W CMD_WRITE
-#define R CMD_READONLY
-#define F CMD_FAST
-#define D CMD_DENYOOM
-#define A CMD_ADMIN
-#define L (CMD_LOADING | CMD_STALE)
-
-/* name, arity, flags, first, last, step, proc, acl, summary, since, group,
- * complexity, args. args lists the arguments for COMMAND DOCS in the grammar
- * of command_docs.c (NULL: none), transcribed from what redis-server 7.0
- * answers to COMMAND DOCS, so redis-cli shows the same hints. A container
- * takes no arguments of its own, as in Redis. */
-#define CMD(name, arity, flags, fk, lk, st, proc, acl, summary, since, group, cx, args) \
-    { name, arity, flags, fk, lk, st, proc, NULL, acl, summary, since, group, cx, args, NULL, NULL }
-#define CONTAINER(name, subs, acl, summary, since, group) \
-    { name, -2, 0, 0, 0, 0, NULL, NULL, acl, summary, since, group, "Depends on subcommand.", NULL, subs, NULL }
 
 static const struct command client_subs[] = {
     CMD("client|id", 2, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns the unique client ID of the connection.", "5.0.0", "connection", "O(1)", NULL),
@@ -228,9 +212,28 @@ static const struct command commands[] = {
         "key:key increment:double"),
 };
 
+/*
+ * Command groups of the data-type modules: each src/cmd/cmd_<type>.c defines
+ * its array, ended by an entry whose name is NULL. The references are weak,
+ * so a type whose module is not built yet just adds no commands.
+ */
+extern const struct command list_commands[] __attribute__((weak));
+extern const struct command hash_commands[] __attribute__((weak));
+extern const struct command set_commands[] __attribute__((weak));
+extern const struct command zset_commands[] __attribute__((weak));
+
+#define MAX_COMMANDS 400
+static const struct command *all_commands[MAX_COMMANDS];
+static size_t ncommands;
+
+static void add_command(const struct command *cmd) {
+    if (ncommands == MAX_COMMANDS) abort();   /* raise MAX_COMMANDS */
+    all_commands[ncommands++] = cmd;
+}
+
 /* ---- lookup ---- */
 
-#define LOOKUP_SIZE 512   /* power of two, well above the command count */
+#define LOOKUP_SIZE 1024  /* power of two, well above the command count */
 static const struct command *lookup_table[LOOKUP_SIZE];
 
 static uint32_t name_hash(const char *lower, size_t len) {
@@ -243,8 +246,12 @@ void command_table_init(void) {
     static bool done;
     if (done) return;
     done = true;
-    for (size_t i = 0; i < RK_ARRAY_LEN(commands); i++) {
-        const struct command *cmd = &commands[i];
+    for (size_t i = 0; i < RK_ARRAY_LEN(commands); i++) add_command(&commands[i]);
+    const struct command *groups[] = { list_commands, hash_commands, set_commands, zset_commands };
+    for (size_t g = 0; g < RK_ARRAY_LEN(groups); g++)
+        for (const struct command *cmd = groups[g]; cmd && cmd->name; cmd++) add_command(cmd);
+    for (size_t i = 0; i < ncommands; i++) {
+        const struct command *cmd = all_commands[i];
         uint32_t h = name_hash(cmd->name, strlen(cmd->name)) & (LOOKUP_SIZE - 1);
         while (lookup_table[h]) h = (h + 1) & (LOOKUP_SIZE - 1);
         lookup_table[h] = cmd;
@@ -289,8 +296,8 @@ const struct command *command_lookup_sub(const struct command *parent, struct sl
     return NULL;
 }
 
-size_t command_count(void) { return RK_ARRAY_LEN(commands); }
-const struct command *command_at(size_t i) { return i < RK_ARRAY_LEN(commands) ? &commands[i] : NULL; }
+size_t command_count(void) { return ncommands; }
+const struct command *command_at(size_t i) { return i < ncommands ? all_commands[i] : NULL; }
 
 int command_key_positions(const struct command *cmd, int argc, const struct slice *argv, int *pos, int maxpos) {
     if (cmd->keys_fn) return cmd->keys_fn(argc, argv, pos, maxpos);

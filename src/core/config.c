@@ -57,6 +57,19 @@ static const struct param params[] = {
     {"io-buffers", P_INT, &rk_config.io_buffers, 16, 32768, P_IMMUTABLE},
     {"io-buffer-size", P_MEM, &rk_config.io_buffer_size, 1024, 1 << 20, P_IMMUTABLE},
     {"io-batch-wait-us", P_INT, &rk_config.io_batch_wait_us, 0, 10000, 0},
+    {"list-max-listpack-size", P_INT, &rk_config.list_max_listpack_size, -5, 2147483647, 0},
+    {"list-max-ziplist-size", P_INT, &rk_config.list_max_listpack_size, -5, 2147483647, 0},
+    {"hash-max-listpack-entries", P_INT, &rk_config.hash_max_listpack_entries, 0, 1LL << 40, 0},
+    {"hash-max-ziplist-entries", P_INT, &rk_config.hash_max_listpack_entries, 0, 1LL << 40, 0},
+    {"hash-max-listpack-value", P_INT, &rk_config.hash_max_listpack_value, 0, 1LL << 40, 0},
+    {"hash-max-ziplist-value", P_INT, &rk_config.hash_max_listpack_value, 0, 1LL << 40, 0},
+    {"set-max-intset-entries", P_INT, &rk_config.set_max_intset_entries, 0, 1LL << 40, 0},
+    {"set-max-listpack-entries", P_INT, &rk_config.set_max_listpack_entries, 0, 1LL << 40, 0},
+    {"set-max-listpack-value", P_INT, &rk_config.set_max_listpack_value, 0, 1LL << 40, 0},
+    {"zset-max-listpack-entries", P_INT, &rk_config.zset_max_listpack_entries, 0, 1LL << 40, 0},
+    {"zset-max-ziplist-entries", P_INT, &rk_config.zset_max_listpack_entries, 0, 1LL << 40, 0},
+    {"zset-max-listpack-value", P_INT, &rk_config.zset_max_listpack_value, 0, 1LL << 40, 0},
+    {"zset-max-ziplist-value", P_INT, &rk_config.zset_max_listpack_value, 0, 1LL << 40, 0},
 };
 
 /* Strings replaced at run time are parked here instead of freed: a worker may
@@ -94,6 +107,14 @@ void config_set_defaults(void) {
     rk_config.io_buffers = 512;
     rk_config.io_buffer_size = 16384;
     rk_config.io_batch_wait_us = 50;
+    rk_config.list_max_listpack_size = -2;
+    rk_config.hash_max_listpack_entries = 128;
+    rk_config.hash_max_listpack_value = 64;
+    rk_config.set_max_intset_entries = 512;
+    rk_config.set_max_listpack_entries = 128;
+    rk_config.set_max_listpack_value = 64;
+    rk_config.zset_max_listpack_entries = 128;
+    rk_config.zset_max_listpack_value = 64;
     rk_config.output_hard_limit = 0;
     set_string(&rk_config.bind, "127.0.0.1", 9);
     set_string(&rk_config.maxmemory_policy, "noeviction", 10);
