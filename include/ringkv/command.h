@@ -118,6 +118,13 @@ bool doc_args_parse(const char *args_doc, struct doc_args *out, char *err, size_
 void doc_args_reply(struct reply *r, const struct doc_args *args);
 void doc_args_free(struct doc_args *args);
 
+/* keys_fn for the usual movable-key shapes (cmd_args.c): "cmd numkeys key..."
+ * (SINTERCARD, LMPOP, ZMPOP, ZUNION, ...) and "cmd dest numkeys key..."
+ * (ZUNIONSTORE, ...). A malformed numkeys yields no keys: the command then
+ * runs locally and its handler replies the error. */
+int keys_numkeys_first(int argc, const struct slice *argv, int *pos, int maxpos);
+int keys_dest_numkeys(int argc, const struct slice *argv, int *pos, int maxpos);
+
 /* Argument helpers for handlers (cmd_args.c): false after replying the error. */
 bool arg_ll_or_reply(struct cmd_ctx *c, struct slice s, long long *v);   /* ERR value is not an integer... */
 /* The slot of key's entry if it holds an object of `type`, NULL if the key is

@@ -25,6 +25,12 @@
 #define CONTAINER(name, subs, acl, summary, since, group) \
     { name, -2, 0, 0, 0, 0, NULL, NULL, acl, summary, since, group, "Depends on subcommand.", NULL, subs, NULL }
 
+/* The same for commands whose key positions depend on their arguments
+ * (CMD_MOVABLEKEYS), found by keys_fn; the legacy spec is what COMMAND INFO
+ * reports, as in Redis (often 0, 0, 0). */
+#define CMD_KEYS(name, arity, flags, fk, lk, st, proc, keys_fn, acl, summary, since, group, cx, args) \
+    { name, arity, (flags) | CMD_MOVABLEKEYS, fk, lk, st, proc, keys_fn, acl, summary, since, group, cx, args, NULL, NULL }
+
 /* End of a command group. */
 #define CMD_END { 0 }
 

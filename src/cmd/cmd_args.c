@@ -24,3 +24,24 @@ struct kv_entry **lookup_typed_or_reply(struct cmd_ctx *c, struct slice key, uns
     }
     return slot;
 }
+
+/* Keys counted by the numkeys argument at argv[at], following it. */
+static int numkeys_at(int argc, const struct slice *argv, int at, int *pos, int n, int maxpos) {
+    long long numkeys;
+    if (at >= argc || !str_to_ll(argv[at].ptr, argv[at].len, &numkeys) || numkeys <= 0 ||
+        numkeys > argc - at - 1)
+        return 0;
+    for (int i = 0; i < numkeys && n < maxpos; i++) pos[n++] = at + 1 + i;
+    return n;
+}
+
+int keys_numkeys_first(int argc, const struct slice *argv, int *pos, int maxpos) {
+    return numkeys_at(argc, argv, 1, pos, 0, maxpos);
+}
+
+int keys_dest_numkeys(int argc, const struct slice *argv, int *pos, int maxpos) {
+    if (argc < 2 || maxpos < 1) return 0;
+    pos[0] = 1;
+    int n = numkeys_at(argc, argv, 2, pos, 1, maxpos);
+    return n > 1 ? n : 0;
+}

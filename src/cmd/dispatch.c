@@ -49,8 +49,21 @@ static bool arity_ok(const struct command *cmd, int argc) {
     return cmd->arity > 0 ? argc == cmd->arity : argc >= -cmd->arity;
 }
 
+/* Shards of movable keys: the command's keys_fn says where they are. */
+static uint64_t movable_key_shards(const struct command *cmd, int argc, const struct slice *argv) {
+    int small[64];
+    int *pos = argc <= 64 ? small : rk_malloc((size_t)argc * sizeof *pos);
+    int n = cmd->keys_fn(argc, argv, pos, argc);
+    uint64_t mask = 0;
+    for (int i = 0; i < n; i++)
+        mask |= 1ull << rk_slot_to_shard[key_hash_slot(argv[pos[i]].ptr, argv[pos[i]].len)];
+    if (pos != small) free(pos);
+    return mask;
+}
+
 /* Bit mask of the shards owning the command's keys (0 when keyless). */
 static uint64_t key_shards(const struct command *cmd, int argc, const struct slice *argv) {
+    if (RK_UNLIKELY(cmd->keys_fn)) return movable_key_shards(cmd, argc, argv);
     if (cmd->first_key == 0 || argc <= cmd->first_key) return 0;
     int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
     if (last >= argc) last = argc - 1;
