@@ -133,7 +133,7 @@ void reply_int(struct reply *r, long long v) {
 void reply_bulk(struct reply *r, const char *p, size_t len) {
     char *dst = rbuf_reserve(r->out, HDR_MAX + len + 2);
     size_t n = put_hdr(dst, '$', (long long)len);
-    memcpy(dst + n, p, len);
+    if (len) memcpy(dst + n, p, len);   /* an empty value may come with p == NULL */
     n += len;
     dst[n++] = '\r';
     dst[n++] = '\n';

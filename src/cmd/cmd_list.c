@@ -1,0 +1,518 @@
+/*
+ * List commands: LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP LLEN LRANGE LINDEX LSET
+ * LREM LTRIM LINSERT LPOS LMOVE RPOPLPUSH LMPOP, as Redis 7's t_list.c.
+ *
+ * A list is a list_obj (list_obj.h): a quicklist plus the encoding name.
+ * Every command that adds to a list calls list_grew() once it is done and
+ * every command that removes calls list_shrank(), so OBJECT ENCODING follows
+ * Redis's listTypeTryConversion. A list that becomes empty is deleted at once.
+ *
+ * Arguments are checked in the order Redis checks them, since that decides
+ * which error a bad request gets (LINDEX looks the key up before parsing
+ * the index, LRANGE parses first, ...). Values are replied straight from the
+ * quicklist's nodes; a multi-element pop replies first and deletes the range
+ * afterwards in one go. Only LMOVE copies an element, because it pushes it
+ * into a list that may be the same one.
+ *
+ * Multi-key commands (LMOVE, RPOPLPUSH, LMPOP) just look up each key through
+ * db.h: across shards the dispatcher runs them as transactions. LMPOP's keys
+ * follow numkeys, so it has CMD_MOVABLEKEYS and a keys_fn here.
+ */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "ringkv/command.h"
+#include "ringkv/command_def.h"
+#include "ringkv/config.h"
+#include "ringkv/db.h"
+#include "ringkv/list_obj.h"
+#include "ringkv/util.h"
+
+#define ERR_MUST_BE_POSITIVE "ERR value is out of range, must be positive"
+#define ERR_INDEX_RANGE      "ERR index out of range"
+#define ERR_RANK_ZERO        "ERR RANK can't be zero: use 1 to start from the first match, " \
+    "2 from the second ... or use negative to start from the end of the list"
+
+/* ---------------------------------------------------------------------------
+ * Helpers
+ * ------------------------------------------------------------------------- */
+
+/* The list at key (NULL when absent) in *out; false after WRONGTYPE. */
+static bool get_list(struct cmd_ctx *c, struct slice key, unsigned flags, struct list_obj **out) {
+    bool wrong;
+    struct kv_entry **slot = lookup_typed_or_reply(c, key, OBJ_LIST, flags, &wrong);
+    if (wrong) return false;
+    *out = slot ? entry_obj(*slot) : NULL;
+    return true;
+}
+
+static struct list_obj *create_list(struct cmd_ctx *c, struct slice key) {
+    struct list_obj *l = list_new();
+    db_insert(c, entry_new_obj(key, OBJ_LIST, l, NO_EXPIRE));
+    return l;
+}
+
+/* After elements were removed: delete the key if the list is empty. */
+static void after_removal(struct cmd_ctx *c, struct list_obj *l, struct slice key) {
+    if (list_len(l) == 0) db_delete(c, key);
+    else list_shrank(l);
+}
+
+/* An empty string read from a listpack may have a NULL pointer, which must
+ * not reach memcpy (reply.c, listpack.c). */
+static inline struct slice nonnull(struct slice s) {
+    if (!s.ptr) s.ptr = "";
+    return s;
+}
+
+static void reply_value(struct reply *r, const struct lp_value *v) {
+    if (v->is_int) reply_bulk_ll(r, v->ival);
+    else reply_bulk_slice(r, nonnull(v->str));
+}
+
+/* Redis's getRangeLongFromObjectOrReply(min..LLONG_MAX): msg (with its "ERR "
+ * prefix) for both a non-integer and a value below min. */
+static bool arg_min_or_reply(struct cmd_ctx *c, struct slice s, long long min, long long *v,
+                             const char *msg) {
+    if (!str_to_ll(s.ptr, s.len, v)) {
+        reply_error(&c->r, msg);
+        return false;
+    }
+    if (*v < min) {
+        reply_error(&c->r, msg);
+        return false;
+    }
+    return true;
+}
+
+/* LEFT / RIGHT (getListPositionFromObjectOrReply); *tail for RIGHT. */
+static bool where_or_reply(struct cmd_ctx *c, struct slice s, bool *tail) {
+    if (slice_eq_nocase(s, "left")) *tail = false;
+    else if (slice_eq_nocase(s, "right")) *tail = true;
+    else {
+        reply_error(&c->r, ERR_SYNTAX);
+        return false;
+    }
+    return true;
+}
+
+/* Reply count elements from one end (in pop order) and delete them. */
+static void pop_range_reply(struct cmd_ctx *c, struct list_obj *l, bool tail, long long count) {
+    size_t n = list_len(l);
+    if ((unsigned long long)count < n) n = (size_t)count;
+    reply_array(&c->r, n);
+    struct ql_iter it;
+    struct lp_value v;
+    ql_iter_init(&it, l->ql, tail ? -1 : 0, tail);
+    for (size_t i = 0; i < n && ql_iter_next(&it, &v); i++) reply_value(&c->r, &v);
+    ql_del_range(l->ql, tail ? -(long long)n : 0, n);
+}
+
+/* ---------------------------------------------------------------------------
+ * Push and pop
+ * ------------------------------------------------------------------------- */
+
+static void push_generic(struct cmd_ctx *c, bool tail, bool xx) {
+    struct list_obj *l;
+    if (!get_list(c, c->argv[1], LOOKUP_NONE, &l)) return;
+    if (!l) {
+        if (xx) {
+            reply_int(&c->r, 0);
+            return;
+        }
+        l = create_list(c, c->argv[1]);
+    }
+    for (int j = 2; j < c->argc; j++) ql_push(l->ql, c->argv[j], tail);
+    list_grew(l);
+    reply_int(&c->r, (long long)list_len(l));
+}
+
+static void cmd_lpush(struct cmd_ctx *c) { push_generic(c, false, false); }
+static void cmd_rpush(struct cmd_ctx *c) { push_generic(c, true, false); }
+static void cmd_lpushx(struct cmd_ctx *c) { push_generic(c, false, true); }
+static void cmd_rpushx(struct cmd_ctx *c) { push_generic(c, true, true); }
+
+static void pop_generic(struct cmd_ctx *c, bool tail) {
+    bool hascount = c->argc == 3;
+    long long count = 0;
+    struct list_obj *l;
+
+    if (c->argc > 3) {
+        reply_wrong_arity(&c->r, c->cmd->name);
+        return;
+    }
+    /* getPositiveLongFromObjectOrReply: one message for both errors */
+    if (hascount && !arg_min_or_reply(c, c->argv[2], 0, &count, ERR_MUST_BE_POSITIVE)) return;
+    if (!get_list(c, c->argv[1], LOOKUP_NONE, &l)) return;
+    if (!l) {
+        if (hascount) reply_null_array(&c->r);
+        else reply_null(&c->r);
+        return;
+    }
+    if (hascount && !count) {
+        reply_array(&c->r, 0);
+        return;
+    }
+    if (hascount) {
+        pop_range_reply(c, l, tail, count);
+    } else {
+        struct lp_value v;
+        ql_index(l->ql, tail ? -1 : 0, &v);
+        reply_value(&c->r, &v);
+        ql_del_range(l->ql, tail ? -1 : 0, 1);
+    }
+    after_removal(c, l, c->argv[1]);
+}
+
+static void cmd_lpop(struct cmd_ctx *c) { pop_generic(c, false); }
+static void cmd_rpop(struct cmd_ctx *c) { pop_generic(c, true); }
+
+/* ---------------------------------------------------------------------------
+ * Reading
+ * ------------------------------------------------------------------------- */
+
+static void cmd_llen(struct cmd_ctx *c) {
+    struct list_obj *l;
+    if (!get_list(c, c->argv[1], LOOKUP_READ, &l)) return;
+    reply_int(&c->r, l ? (long long)list_len(l) : 0);
+}
+
+static void cmd_lrange(struct cmd_ctx *c) {
+    long long start, end;
+    struct list_obj *l;
+    if (!arg_ll_or_reply(c, c->argv[2], &start) || !arg_ll_or_reply(c, c->argv[3], &end)) return;
+    if (!get_list(c, c->argv[1], LOOKUP_READ, &l)) return;
+    if (!l) {
+        reply_array(&c->r, 0);
+        return;
+    }
+    long long llen = (long long)list_len(l);
+    if (start < 0) start = llen + start;
+    if (end < 0) end = llen + end;
+    if (start < 0) start = 0;
+    if (start > end || start >= llen) {
+        reply_array(&c->r, 0);
+        return;
+    }
+    if (end >= llen) end = llen - 1;
+    size_t n = (size_t)(end - start + 1);
+    reply_array(&c->r, n);
+    struct ql_iter it;
+    struct lp_value v;
+    ql_iter_init(&it, l->ql, start, false);
+    for (size_t i = 0; i < n && ql_iter_next(&it, &v); i++) reply_value(&c->r, &v);
+}
+
+static void cmd_lindex(struct cmd_ctx *c) {
+    long long index;
+    struct list_obj *l;
+    if (!get_list(c, c->argv[1], LOOKUP_READ, &l)) return;
+    if (!l) {
+        reply_null(&c->r);
+        return;
+    }
+    if (!arg_ll_or_reply(c, c->argv[2], &index)) return;
+    struct lp_value v;
+    if (ql_index(l->ql, index, &v)) reply_value(&c->r, &v);
+    else reply_null(&c->r);
+}
+
+static void cmd_lpos(struct cmd_ctx *c) {
+    struct slice ele = c->argv[2];
+    long long rank = 1, count = -1, maxlen = 0;   /* count -1: no COUNT option */
+    struct list_obj *l;
+
+    for (int j = 3; j < c->argc; j++) {
+        struct slice opt = c->argv[j];
+        bool moreargs = j < c->argc - 1;
+        if (slice_eq_nocase(opt, "rank") && moreargs) {
+            if (!arg_ll_or_reply(c, c->argv[++j], &rank)) return;
+            if (rank == 0) {
+                reply_error(&c->r, ERR_RANK_ZERO);
+                return;
+            }
+        } else if (slice_eq_nocase(opt, "count") && moreargs) {
+            if (!arg_min_or_reply(c, c->argv[++j], 0, &count, "ERR COUNT can't be negative")) return;
+        } else if (slice_eq_nocase(opt, "maxlen") && moreargs) {
+            if (!arg_min_or_reply(c, c->argv[++j], 0, &maxlen, "ERR MAXLEN can't be negative")) return;
+        } else {
+            reply_error(&c->r, ERR_SYNTAX);
+            return;
+        }
+    }
+    bool reverse = rank < 0;
+    if (rank == LLONG_MIN) {
+        /* Redis 7.0 negates it into itself: every match counts from the
+         * first one on, and COUNT never stops the search */
+        rank = 1;
+        if (count > 0) count = 0;
+    } else if (reverse) {
+        rank = -rank;
+    }
+
+    if (!get_list(c, c->argv[1], LOOKUP_READ, &l)) return;
+    if (!l) {
+        if (count != -1) reply_array(&c->r, 0);
+        else reply_null(&c->r);
+        return;
+    }
+
+    long long llen = (long long)list_len(l);
+    long long index = 0, matches = 0, found = -1;
+    long long *idx = NULL;
+    size_t nidx = 0, cap = 0;
+    struct ql_iter it;
+    struct lp_value v;
+    ql_iter_init(&it, l->ql, reverse ? -1 : 0, reverse);
+    while ((maxlen == 0 || index < maxlen) && ql_iter_next(&it, &v)) {
+        if (lp_value_eq(&v, ele)) {
+            matches++;
+            long long at = reverse ? llen - index - 1 : index;
+            if (matches >= rank) {
+                if (count == -1) {
+                    found = at;
+                    break;
+                }
+                if (nidx == cap) {
+                    cap = cap ? cap * 2 : 16;
+                    idx = rk_realloc(idx, cap * sizeof *idx);
+                }
+                idx[nidx++] = at;
+                if (count && matches - rank + 1 >= count) break;
+            }
+        }
+        index++;
+    }
+    if (count != -1) {
+        reply_array(&c->r, nidx);
+        for (size_t i = 0; i < nidx; i++) reply_int(&c->r, idx[i]);
+        free(idx);
+    } else if (found != -1) {
+        reply_int(&c->r, found);
+    } else {
+        reply_null(&c->r);
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Changing in place
+ * ------------------------------------------------------------------------- */
+
+static void cmd_lset(struct cmd_ctx *c) {
+    long long index;
+    struct list_obj *l;
+    if (!get_list(c, c->argv[1], LOOKUP_NONE, &l)) return;
+    if (!l) {
+        reply_error(&c->r, ERR_NO_SUCH_KEY);
+        return;
+    }
+    if (!arg_ll_or_reply(c, c->argv[2], &index)) return;
+    if (!ql_replace(l->ql, index, c->argv[3])) {
+        reply_error(&c->r, ERR_INDEX_RANGE);
+        return;
+    }
+    list_grew(l);
+    list_shrank(l);
+    reply_ok(&c->r);
+}
+
+static void cmd_lrem(struct cmd_ctx *c) {
+    long long count;
+    struct list_obj *l;
+    if (!arg_ll_or_reply(c, c->argv[2], &count)) return;
+    if (!get_list(c, c->argv[1], LOOKUP_NONE, &l)) return;
+    if (!l) {
+        reply_int(&c->r, 0);
+        return;
+    }
+    size_t removed = ql_remove(l->ql, c->argv[3], count);
+    if (removed) after_removal(c, l, c->argv[1]);
+    reply_int(&c->r, (long long)removed);
+}
+
+static void cmd_ltrim(struct cmd_ctx *c) {
+    long long start, end;
+    struct list_obj *l;
+    if (!arg_ll_or_reply(c, c->argv[2], &start) || !arg_ll_or_reply(c, c->argv[3], &end)) return;
+    if (!get_list(c, c->argv[1], LOOKUP_NONE, &l)) return;
+    if (!l) {
+        reply_ok(&c->r);
+        return;
+    }
+    long long llen = (long long)list_len(l), ltrim, rtrim;
+    if (start < 0) start = llen + start;
+    if (end < 0) end = llen + end;
+    if (start < 0) start = 0;
+    if (start > end || start >= llen) {
+        ltrim = llen;
+        rtrim = 0;
+    } else {
+        if (end >= llen) end = llen - 1;
+        ltrim = start;
+        rtrim = llen - end - 1;
+    }
+    ql_del_range(l->ql, 0, (size_t)ltrim);
+    ql_del_range(l->ql, -rtrim, (size_t)rtrim);
+    if (ltrim || rtrim) after_removal(c, l, c->argv[1]);
+    reply_ok(&c->r);
+}
+
+static void cmd_linsert(struct cmd_ctx *c) {
+    bool after;
+    struct list_obj *l;
+    if (slice_eq_nocase(c->argv[2], "after")) after = true;
+    else if (slice_eq_nocase(c->argv[2], "before")) after = false;
+    else {
+        reply_error(&c->r, ERR_SYNTAX);
+        return;
+    }
+    if (!get_list(c, c->argv[1], LOOKUP_NONE, &l)) return;
+    if (!l) {
+        reply_int(&c->r, 0);
+        return;
+    }
+    if (!ql_insert(l->ql, c->argv[3], c->argv[4], after)) {
+        reply_int(&c->r, -1);
+        return;
+    }
+    list_grew(l);
+    reply_int(&c->r, (long long)list_len(l));
+}
+
+/* ---------------------------------------------------------------------------
+ * Moving between lists
+ * ------------------------------------------------------------------------- */
+
+static void lmove_generic(struct cmd_ctx *c, bool from_tail, bool to_tail) {
+    struct slice skey = c->argv[1], dkey = c->argv[2];
+    struct list_obj *src, *dst;
+
+    if (!get_list(c, skey, LOOKUP_NONE, &src)) return;
+    if (!src || list_len(src) == 0) {
+        reply_null(&c->r);
+        return;
+    }
+    if (!get_list(c, dkey, LOOKUP_NONE, &dst)) return;
+
+    /* The element is copied out first: dst may be src itself. */
+    struct rbuf buf = { 0 };
+    struct lp_value v;
+    char num[LP_INTBUF_SIZE];
+    ql_pop(src->ql, from_tail, &v, &buf);
+    struct slice val = nonnull(lp_value_str(&v, num));
+    if (!dst) dst = create_list(c, dkey);
+    ql_push(dst->ql, val, to_tail);
+    list_grew(dst);
+    reply_bulk_slice(&c->r, val);
+    rbuf_free(&buf);
+    after_removal(c, src, skey);
+}
+
+static void cmd_lmove(struct cmd_ctx *c) {
+    bool from_tail, to_tail;
+    if (!where_or_reply(c, c->argv[3], &from_tail) || !where_or_reply(c, c->argv[4], &to_tail)) return;
+    lmove_generic(c, from_tail, to_tail);
+}
+
+static void cmd_rpoplpush(struct cmd_ctx *c) { lmove_generic(c, true, false); }
+
+/* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] */
+static void cmd_lmpop(struct cmd_ctx *c) {
+    long long numkeys, count = -1;
+    bool tail;
+
+    if (!arg_min_or_reply(c, c->argv[1], 1, &numkeys, "ERR numkeys should be greater than 0")) return;
+    if (numkeys > c->argc - 3) {   /* no room for the direction after the keys */
+        reply_error(&c->r, ERR_SYNTAX);
+        return;
+    }
+    int where_idx = 2 + (int)numkeys;
+    if (!where_or_reply(c, c->argv[where_idx], &tail)) return;
+    for (int j = where_idx + 1; j < c->argc; j++) {
+        if (count == -1 && slice_eq_nocase(c->argv[j], "count") && j < c->argc - 1) {
+            if (!arg_min_or_reply(c, c->argv[++j], 1, &count, "ERR count should be greater than 0"))
+                return;
+        } else {
+            reply_error(&c->r, ERR_SYNTAX);
+            return;
+        }
+    }
+    if (count == -1) count = 1;
+
+    for (int j = 2; j < where_idx; j++) {
+        struct list_obj *l;
+        if (!get_list(c, c->argv[j], LOOKUP_NONE, &l)) return;
+        if (!l || list_len(l) == 0) continue;
+        reply_array(&c->r, 2);
+        reply_bulk_slice(&c->r, c->argv[j]);
+        pop_range_reply(c, l, tail, count);
+        after_removal(c, l, c->argv[j]);
+        return;
+    }
+    reply_null_array(&c->r);
+}
+
+/* LMPOP's keys: the numkeys arguments after numkeys, when it is valid. */
+static int lmpop_keys(int argc, const struct slice *argv, int *pos, int maxpos) {
+    long long numkeys;
+    if (argc < 3 || !str_to_ll(argv[1].ptr, argv[1].len, &numkeys) || numkeys < 1 || numkeys > argc - 2)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < numkeys && n < maxpos; i++) pos[n++] = 2 + i;
+    return n;
+}
+
+/* ---------------------------------------------------------------------------
+ * Command table
+ * ------------------------------------------------------------------------- */
+
+#define PUSH_CX "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."
+
+const struct command list_commands[] = {
+    CMD("lpush", -3, W | D | F, 1, 1, 1, cmd_lpush, "@write @list @fast", "Prepend one or multiple elements to a list", "1.0.0", "list", PUSH_CX,
+        "key:key element:string ..."),
+    CMD("rpush", -3, W | D | F, 1, 1, 1, cmd_rpush, "@write @list @fast", "Append one or multiple elements to a list", "1.0.0", "list", PUSH_CX,
+        "key:key element:string ..."),
+    CMD("lpushx", -3, W | D | F, 1, 1, 1, cmd_lpushx, "@write @list @fast", "Prepend an element to a list, only if the list exists", "2.2.0", "list", PUSH_CX,
+        "key:key element:string ..."),
+    CMD("rpushx", -3, W | D | F, 1, 1, 1, cmd_rpushx, "@write @list @fast", "Append an element to a list, only if the list exists", "2.2.0", "list", PUSH_CX,
+        "key:key element:string ..."),
+    CMD("lpop", -2, W | F, 1, 1, 1, cmd_lpop, "@write @list @fast", "Remove and get the first elements in a list", "1.0.0", "list", "O(N) where N is the number of elements returned",
+        "key:key [count:integer@6.2.0]"),
+    CMD("rpop", -2, W | F, 1, 1, 1, cmd_rpop, "@write @list @fast", "Remove and get the last elements in a list", "1.0.0", "list", "O(N) where N is the number of elements returned",
+        "key:key [count:integer@6.2.0]"),
+    CMD("llen", 2, R | F, 1, 1, 1, cmd_llen, "@read @list @fast", "Get the length of a list", "1.0.0", "list", "O(1)",
+        "key:key"),
+    CMD("lrange", 4, R, 1, 1, 1, cmd_lrange, "@read @list @slow", "Get a range of elements from a list", "1.0.0", "list",
+        "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.",
+        "key:key start:integer stop:integer"),
+    CMD("lindex", 3, R, 1, 1, 1, cmd_lindex, "@read @list @slow", "Get an element from a list by its index", "1.0.0", "list",
+        "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).",
+        "key:key index:integer"),
+    CMD("lset", 4, W | D, 1, 1, 1, cmd_lset, "@write @list @slow", "Set the value of an element in a list by its index", "1.0.0", "list",
+        "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).",
+        "key:key index:integer element:string"),
+    CMD("lrem", 4, W, 1, 1, 1, cmd_lrem, "@write @list @slow", "Remove elements from a list", "1.0.0", "list",
+        "O(N+M) where N is the length of the list and M is the number of elements removed.",
+        "key:key count:integer element:string"),
+    CMD("ltrim", 4, W, 1, 1, 1, cmd_ltrim, "@write @list @slow", "Trim a list to the specified range", "1.0.0", "list",
+        "O(N) where N is the number of elements to be removed by the operation.",
+        "key:key start:integer stop:integer"),
+    CMD("linsert", 5, W | D, 1, 1, 1, cmd_linsert, "@write @list @slow", "Insert an element before or after another element in a list", "2.2.0", "list",
+        "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).",
+        "key:key where:oneof(before:pure-token=BEFORE after:pure-token=AFTER) pivot:string element:string"),
+    CMD("lpos", -3, R, 1, 1, 1, cmd_lpos, "@read @list @slow", "Return the index of matching elements on a list", "6.0.6", "list",
+        "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.",
+        "key:key element:string [rank:integer=RANK] [num-matches:integer=COUNT] [len:integer=MAXLEN]"),
+    CMD("lmove", 5, W | D, 1, 2, 1, cmd_lmove, "@write @list @slow", "Pop an element from a list, push it to another list and return it", "6.2.0", "list", "O(1)",
+        "source:key destination:key wherefrom:oneof(left:pure-token=LEFT right:pure-token=RIGHT) "
+        "whereto:oneof(left:pure-token=LEFT right:pure-token=RIGHT)"),
+    CMD("rpoplpush", 3, W | D, 1, 2, 1, cmd_rpoplpush, "@write @list @slow", "Remove the last element in a list, prepend it to another list and return it", "1.2.0", "list", "O(1)",
+        "source:key destination:key"),
+    { "lmpop", -4, W | CMD_MOVABLEKEYS, 0, 0, 0, cmd_lmpop, lmpop_keys, "@write @list @slow",
+      "Pop elements from a list", "7.0.0", "list",
+      "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+      "numkeys:integer key:key ... where:oneof(left:pure-token=LEFT right:pure-token=RIGHT) [count:integer=COUNT]",
+      NULL, NULL },
+    CMD_END
+};
