@@ -75,7 +75,15 @@ struct cmd_ctx {
     struct worker *worker;       /* the executing thread */
     long long now_ms;            /* cached clock of this loop iteration */
     struct rbuf *parts;          /* per-shard results of command.per_shard, by shard id */
+    /* blocking commands (CMD_BLOCKING) */
+    bool block;                  /* out: nothing to serve, the client waits on its keys */
+    bool timed_out;              /* in: the wait is over, reply the timeout reply */
+    long long block_timeout_ms;  /* out: the wait's timeout (0 = forever) */
 };
+
+/* For a blocking command that found nothing to serve: register the client
+ * on key (call for each key) and set c->block. */
+void ctx_block_on(struct cmd_ctx *c, struct slice key);
 
 void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
               int argc, struct slice *argv, int db, uint8_t resp, struct rbuf *out);

@@ -46,7 +46,26 @@ struct shard {
     struct entry_arena arena;     /* where this shard's entries live */
     uint64_t expire_cursor[64];   /* active expiry position per db (first 64 dbs) */
     unsigned expire_db;           /* next db for the active cycle */
+    struct hashmap *waiters;      /* "db:key" -> block_record[] of clients blocked on it */
 };
+
+/*
+ * Blocking commands. A client whose BLPOP (etc.) found nothing leaves one
+ * record per key in the owning shard's waiters, in arrival order. A write
+ * that may serve them calls db_signal_ready(): the key's records are taken,
+ * oldest first, and each waiter is told (db_ready_hook) to run its command
+ * again. The hook is the I/O layer's; unit tests leave it NULL.
+ */
+struct block_record {
+    uint32_t worker, idx, gen, seq;
+};
+extern void (*db_ready_hook)(struct cmd_ctx *c, const struct block_record *r);
+/* Whether a record may still matter; false only when known dead (the I/O
+ * layer can tell for clients of the calling thread). Keeps a key's list of
+ * records from growing with waiters that went away. */
+extern bool (*db_waiter_alive_hook)(struct cmd_ctx *c, const struct block_record *r);
+void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record *r);
+void db_signal_ready(struct cmd_ctx *c, struct slice key);
 
 void shard_init(struct shard *s, unsigned id, unsigned ndb);
 void shard_destroy(struct shard *s);

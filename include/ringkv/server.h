@@ -46,6 +46,7 @@ enum client_wait {
     WAIT_TX,           /* its cross-shard transaction is running */
     WAIT_SHARD,        /* the local shard is held by another transaction */
     WAIT_OUTPUT,       /* too many unsent replies */
+    WAIT_BLOCKED,      /* a blocking command waits for its keys (the command stays unconsumed) */
 };
 
 #define CF_RECV_ARMED     (1u << 0)
@@ -84,6 +85,12 @@ struct client {
     char *lib_name, *lib_ver;
     long long ctime_ms, last_ms;
     const char *last_cmd;
+    size_t cur_cmd_len;            /* bytes of the request being dispatched */
+    /* blocking commands */
+    uint32_t block_seq;            /* attempt number: older waiter records are stale */
+    long long block_deadline_ms;   /* 0: not blocked yet; LLONG_MAX: no timeout */
+    bool block_timed_out;
+    struct client *next_blocked;   /* w->blocked */
     char addr[64], laddr[64];
 };
 
@@ -94,6 +101,7 @@ enum xmsg_type {
     XM_LOCK,         /* a transaction asks for the target shard */
     XM_LOCKED,       /* granted (back to the coordinator) */
     XM_UNLOCK,       /* the transaction is done with the shard */
+    XM_READY,        /* a key a client of the target waits on may serve it now */
 };
 
 struct xmsg {
@@ -106,6 +114,7 @@ struct xmsg {
     struct rbuf req;     /* XM_BATCH: encoded commands */
     struct rbuf rep;     /* XM_BATCH_DONE: encoded replies */
     uint32_t ncmds;
+    struct block_record ready;   /* XM_READY */
 };
 
 struct worker_stats {
@@ -140,6 +149,8 @@ struct worker {
     struct xmsg *free_batches[RK_MAX_THREADS];
     struct xmsg *overflow, **overflow_tail;   /* rings were full; retry */
     struct slice *fwd_argv;                    /* arguments of the forwarded command being run */
+    struct client *blocked;                    /* clients in WAIT_BLOCKED */
+    struct rbuf ready;                         /* block_records of our clients to wake (safe point) */
     size_t fwd_argv_cap;
     _Atomic int sleeping;
     bool min_wait_ok;                          /* kernel takes min_wait_usec */
@@ -154,6 +165,7 @@ struct worker {
     long long last_cron_ms;
     long long last_expire_ms;
     long long last_peer_ms;        /* last iteration that exchanged messages with another worker */
+    long long next_deadline_ms;    /* earliest timeout of a blocked client, LLONG_MAX if none */
     struct worker_stats stats;
     bool stop;
 };
@@ -208,10 +220,23 @@ void xshard_flush(struct worker *w);
 bool xshard_poll(struct worker *w);                  /* returns true if anything was processed */
 bool xshard_inbox_empty(struct worker *w);
 void tx_start(struct client *c, const struct command *cmd, uint64_t shard_mask, int argc, struct slice *argv, bool drop);
+/* A blocking command as a transaction: its bytes stay in the client's input
+ * until it is served (then consumed) or blocks (then run again later). */
+void tx_start_blocking(struct client *c, const struct command *cmd, uint64_t shard_mask, int argc, struct slice *argv, bool drop);
 void forward_command(struct client *c, unsigned target, const struct command *cmd, int argc, struct slice *argv, bool drop);
 static inline bool shard_is_held(struct worker *w) { return w->lock_holder != NULL; }
 
 
+
+/* client.c: blocking */
+void client_block(struct client *c, long long timeout_ms);
+void client_unblocked(struct client *c);
+void client_consume_pending(struct client *c, size_t len);
+void client_ready(struct worker *w, const struct block_record *r);
+void clients_wake_ready(struct worker *w);
+long long clients_block_cron(struct worker *w);   /* returns the next deadline, or LLONG_MAX */
+void block_notify(struct cmd_ctx *c, const struct block_record *r);
+bool block_record_alive(struct cmd_ctx *c, const struct block_record *r);
 
 /* client.c: reply ordering */
 uint32_t client_reserve_reply(struct client *c);

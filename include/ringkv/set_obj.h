@@ -12,19 +12,25 @@
  * back to a more compact encoding, except that SPOP with a large count
  * rebuilds the remainder as a new set (as Redis does).
  *
- * The object is a small header pointing at the encoding's structure, so it
- * stays at the same address when the structure moves. Registering
- * obj_ops_by_type[OBJ_SET] happens in set_obj.c's constructor.
+ * The pointer an entry holds (entry_obj) IS the object: the struct intset *,
+ * struct listpack * or struct hashmap * with the encoding (enum set_enc) in
+ * its two low bits (malloc memory is at least 8-byte aligned), so a small set
+ * costs no allocation besides its intset or listpack. Functions that may
+ * move the structure or convert the encoding take struct set_obj ** and
+ * update the pointer; the caller stores it back into its entry (set_store),
+ * as with hash_obj.h. Registering obj_ops_by_type[OBJ_SET] happens in
+ * set_obj.c's constructor.
  */
 #ifndef RINGKV_SET_OBJ_H
 #define RINGKV_SET_OBJ_H
 
 #include "ringkv/common.h"
+#include "ringkv/entry.h"
 #include "ringkv/hashmap.h"
 
 enum set_enc { SET_ENC_INTSET = 0, SET_ENC_LISTPACK = 1, SET_ENC_HT = 2 };
 
-struct set_obj;
+struct set_obj;   /* opaque: a tagged struct intset *, listpack * or hashmap * */
 
 /* Longest text of a member read back from an intset or listpack integer. */
 #define SET_BUF_SIZE 24
@@ -44,22 +50,26 @@ size_t set_obj_memory(const struct set_obj *s);
 
 /* Redis's setTypeMaybeConvert(): go to a hashtable at once when about
  * size_hint members are coming and the compact encoding cannot hold them. */
-void set_obj_maybe_convert(struct set_obj *s, size_t size_hint);
+void set_obj_maybe_convert(struct set_obj **sp, size_t size_hint);
 /* Force an encoding change (tests; only towards hashtable or intset->listpack). */
-void set_obj_convert(struct set_obj *s, enum set_enc enc);
+void set_obj_convert(struct set_obj **sp, enum set_enc enc);
 
-/* Exchange the contents of two sets (SPOP keeps the rest in a new set). */
-void set_obj_swap(struct set_obj *a, struct set_obj *b);
-
-bool set_obj_add(struct set_obj *s, struct slice m);      /* true if added */
-bool set_obj_remove(struct set_obj *s, struct slice m);   /* true if removed */
+/* Add or remove m; *sp may change (store it back with set_store). m must
+ * not point into the set. */
+bool set_obj_add(struct set_obj **sp, struct slice m);      /* true if added */
+bool set_obj_remove(struct set_obj **sp, struct slice m);   /* true if removed */
 bool set_obj_contains(const struct set_obj *s, struct slice m);
 
 /* A uniformly chosen member using r (all bits random); the set must not be
  * empty. The slice points into the set or into buf, valid until the set changes. */
 struct slice set_obj_random(const struct set_obj *s, uint64_t r, char buf[SET_BUF_SIZE]);
 /* Remove a random member; its bytes are copied into *buf (len reset first). */
-struct slice set_obj_pop(struct set_obj *s, uint64_t r, struct rbuf *buf);
+struct slice set_obj_pop(struct set_obj **sp, uint64_t r, struct rbuf *buf);
+
+/* Store s as the object of the OBJ_SET entry e (after set_obj_add/remove/...). */
+static inline void set_store(struct kv_entry *e, struct set_obj *s) {
+    memcpy(entry_val(e), &s, sizeof s);
+}
 
 /* Iteration over every member; the set must not change meanwhile.
  *   struct set_iter it; set_iter_init(&it, s);

@@ -19,6 +19,7 @@
  * follow numkeys, so it has CMD_MOVABLEKEYS and a keys_fn here.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "ringkv/command.h"
@@ -125,6 +126,7 @@ static void push_generic(struct cmd_ctx *c, bool tail, bool xx) {
     for (int j = 2; j < c->argc; j++) ql_push(l->ql, c->argv[j], tail);
     list_grew(l);
     reply_int(&c->r, (long long)list_len(l));
+    db_signal_ready(c, c->argv[1]);
 }
 
 static void cmd_lpush(struct cmd_ctx *c) { push_generic(c, false, false); }
@@ -406,6 +408,7 @@ static void lmove_generic(struct cmd_ctx *c, bool from_tail, bool to_tail) {
     reply_bulk_slice(&c->r, val);
     rbuf_free(&buf);
     after_removal(c, src, skey);
+    db_signal_ready(c, dkey);
 }
 
 static void cmd_lmove(struct cmd_ctx *c) {
@@ -416,40 +419,140 @@ static void cmd_lmove(struct cmd_ctx *c) {
 
 static void cmd_rpoplpush(struct cmd_ctx *c) { lmove_generic(c, true, false); }
 
-/* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] */
-static void cmd_lmpop(struct cmd_ctx *c) {
+/* [B]LMPOP from the numkeys argument at `at`: numkeys key [key ...]
+ * LEFT|RIGHT [COUNT count]. True if it replied (served, or an error); false
+ * when every list was empty, with *nkeys set. */
+static bool lmpop_at(struct cmd_ctx *c, int at, int *nkeys) {
     long long numkeys, count = -1;
     bool tail;
 
-    if (!arg_min_or_reply(c, c->argv[1], 1, &numkeys, "ERR numkeys should be greater than 0")) return;
-    if (numkeys > c->argc - 3) {   /* no room for the direction after the keys */
+    if (!arg_min_or_reply(c, c->argv[at], 1, &numkeys, "ERR numkeys should be greater than 0")) return true;
+    if (numkeys > c->argc - at - 2) {   /* no room for the direction after the keys */
         reply_error(&c->r, ERR_SYNTAX);
-        return;
+        return true;
     }
-    int where_idx = 2 + (int)numkeys;
-    if (!where_or_reply(c, c->argv[where_idx], &tail)) return;
+    int where_idx = at + 1 + (int)numkeys;
+    if (!where_or_reply(c, c->argv[where_idx], &tail)) return true;
     for (int j = where_idx + 1; j < c->argc; j++) {
         if (count == -1 && slice_eq_nocase(c->argv[j], "count") && j < c->argc - 1) {
             if (!arg_min_or_reply(c, c->argv[++j], 1, &count, "ERR count should be greater than 0"))
-                return;
+                return true;
         } else {
             reply_error(&c->r, ERR_SYNTAX);
-            return;
+            return true;
         }
     }
     if (count == -1) count = 1;
 
-    for (int j = 2; j < where_idx; j++) {
+    for (int j = at + 1; j < where_idx; j++) {
         struct list_obj *l;
-        if (!get_list(c, c->argv[j], LOOKUP_NONE, &l)) return;
+        if (!get_list(c, c->argv[j], LOOKUP_NONE, &l)) return true;
         if (!l || list_len(l) == 0) continue;
         reply_array(&c->r, 2);
         reply_bulk_slice(&c->r, c->argv[j]);
         pop_range_reply(c, l, tail, count);
         after_removal(c, l, c->argv[j]);
+        return true;
+    }
+    *nkeys = (int)numkeys;
+    return false;
+}
+
+static void cmd_lmpop(struct cmd_ctx *c) {
+    int nkeys;
+    if (!lmpop_at(c, 1, &nkeys)) reply_null_array(&c->r);
+}
+
+/* ---------------------------------------------------------------------------
+ * Blocking pops: the non-blocking form, or else wait on the keys
+ * (dispatch.c runs these with all keys held and runs them again when a key
+ * is pushed to or the timeout passes).
+ * ------------------------------------------------------------------------- */
+
+/* Redis's getTimeoutFromObjectOrReply, in seconds (decimals allowed). */
+static bool timeout_or_reply(struct cmd_ctx *c, struct slice s, long long *ms) {
+    long double t;
+    if (!str_to_ld(s.ptr, s.len, &t)) {
+        reply_error(&c->r, "ERR timeout is not a float or out of range");
+        return false;
+    }
+    t *= 1000.0L;
+    if (t < 0) {
+        reply_error(&c->r, "ERR timeout is negative");
+        return false;
+    }
+    if (t > (long double)(LLONG_MAX / 4)) {
+        reply_error(&c->r, "ERR timeout is out of range");
+        return false;
+    }
+    *ms = (long long)ceill(t);
+    return true;
+}
+
+/* Nothing to serve: wait on argv[first..end), or reply the timeout reply. */
+static void block_or_timeout(struct cmd_ctx *c, int first, int end, long long timeout_ms, bool null_array) {
+    if (c->timed_out) {
+        if (null_array) reply_null_array(&c->r);
+        else reply_null(&c->r);
         return;
     }
-    reply_null_array(&c->r);
+    for (int j = first; j < end; j++) ctx_block_on(c, c->argv[j]);
+    c->block_timeout_ms = timeout_ms;
+}
+
+static void bpop_generic(struct cmd_ctx *c, bool tail) {
+    long long timeout;
+    if (!timeout_or_reply(c, c->argv[c->argc - 1], &timeout)) return;
+    for (int j = 1; j < c->argc - 1; j++) {
+        struct list_obj *l;
+        if (!get_list(c, c->argv[j], LOOKUP_NONE, &l)) return;
+        if (!l || list_len(l) == 0) continue;
+        struct lp_value v;
+        reply_array(&c->r, 2);
+        reply_bulk_slice(&c->r, c->argv[j]);
+        ql_index(l->ql, tail ? -1 : 0, &v);
+        reply_value(&c->r, &v);
+        ql_del_range(l->ql, tail ? -1 : 0, 1);
+        after_removal(c, l, c->argv[j]);
+        return;
+    }
+    block_or_timeout(c, 1, c->argc - 1, timeout, true);
+}
+
+static void cmd_blpop(struct cmd_ctx *c) { bpop_generic(c, false); }
+static void cmd_brpop(struct cmd_ctx *c) { bpop_generic(c, true); }
+
+static void blmove_generic(struct cmd_ctx *c, bool from_tail, bool to_tail, struct slice timeout_arg) {
+    long long timeout;
+    if (!timeout_or_reply(c, timeout_arg, &timeout)) return;
+    struct list_obj *src;
+    if (!get_list(c, c->argv[1], LOOKUP_NONE, &src)) return;
+    if (src && list_len(src) > 0) lmove_generic(c, from_tail, to_tail);
+    else block_or_timeout(c, 1, 2, timeout, true);   /* Redis times out every list wait with a null array */
+}
+
+static void cmd_blmove(struct cmd_ctx *c) {
+    bool from_tail, to_tail;
+    if (!where_or_reply(c, c->argv[3], &from_tail) || !where_or_reply(c, c->argv[4], &to_tail)) return;
+    blmove_generic(c, from_tail, to_tail, c->argv[5]);
+}
+
+static void cmd_brpoplpush(struct cmd_ctx *c) { blmove_generic(c, true, false, c->argv[3]); }
+
+/* BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count] */
+static void cmd_blmpop(struct cmd_ctx *c) {
+    long long timeout;
+    int nkeys;
+    if (!timeout_or_reply(c, c->argv[1], &timeout)) return;
+    if (lmpop_at(c, 2, &nkeys)) return;
+    block_or_timeout(c, 3, 3 + nkeys, timeout, true);
+}
+
+/* BLMPOP's keys: numkeys at argv[2], the keys after it. */
+static int blmpop_keys(int argc, const struct slice *argv, int *pos, int maxpos) {
+    int n = argc > 1 ? keys_numkeys_first(argc - 1, argv + 1, pos, maxpos) : 0;
+    for (int i = 0; i < n; i++) pos[i]++;
+    return n;
 }
 
 /* LMPOP's keys: the numkeys arguments after numkeys, when it is valid. */
@@ -513,6 +616,25 @@ const struct command list_commands[] = {
       "Pop elements from a list", "7.0.0", "list",
       "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
       "numkeys:integer key:key ... where:oneof(left:pure-token=LEFT right:pure-token=RIGHT) [count:integer=COUNT]",
+      NULL, NULL },
+    CMD("blpop", -3, W | CMD_NOSCRIPT | CMD_BLOCKING, 1, -2, 1, cmd_blpop, "@write @list @slow @blocking",
+        "Remove and get the first element in a list, or block until one is available", "2.0.0", "list",
+        "O(N) where N is the number of provided keys.", "key:key ... timeout:double"),
+    CMD("brpop", -3, W | CMD_NOSCRIPT | CMD_BLOCKING, 1, -2, 1, cmd_brpop, "@write @list @slow @blocking",
+        "Remove and get the last element in a list, or block until one is available", "2.0.0", "list",
+        "O(N) where N is the number of provided keys.", "key:key ... timeout:double"),
+    CMD("blmove", 6, W | D | CMD_NOSCRIPT | CMD_BLOCKING, 1, 2, 1, cmd_blmove, "@write @list @slow @blocking",
+        "Pop an element from a list, push it to another list and return it; or block until one is available",
+        "6.2.0", "list", "O(1)",
+        "source:key destination:key wherefrom:oneof(left:pure-token=LEFT right:pure-token=RIGHT) "
+        "whereto:oneof(left:pure-token=LEFT right:pure-token=RIGHT) timeout:double"),
+    CMD("brpoplpush", 4, W | D | CMD_NOSCRIPT | CMD_BLOCKING, 1, 2, 1, cmd_brpoplpush, "@write @list @slow @blocking",
+        "Pop an element from a list, push it to another list and return it; or block until one is available",
+        "2.2.0", "list", "O(1)", "source:key destination:key timeout:double"),
+    { "blmpop", -5, W | CMD_BLOCKING | CMD_MOVABLEKEYS, 0, 0, 0, cmd_blmpop, blmpop_keys, "@write @list @slow @blocking",
+      "Pop elements from a list, or block until one is available", "7.0.0", "list",
+      "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+      "timeout:double numkeys:integer key:key ... where:oneof(left:pure-token=LEFT right:pure-token=RIGHT) [count:integer=COUNT]",
       NULL, NULL },
     CMD_END
 };

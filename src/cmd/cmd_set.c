@@ -49,6 +49,17 @@ static bool get_set(struct cmd_ctx *c, struct slice key, unsigned flags, struct 
     return true;
 }
 
+/* The set at key for writing: its slot (NULL when absent) and object. The
+ * object pointer may change with every add or remove (set_obj.h): store it
+ * back with set_store before anything else looks at the entry. */
+static bool get_set_slot(struct cmd_ctx *c, struct slice key, struct kv_entry ***slot, struct set_obj **out) {
+    bool wrong;
+    *slot = lookup_typed_or_reply(c, key, OBJ_SET, LOOKUP_NONE, &wrong);
+    if (wrong) return false;
+    *out = *slot ? entry_obj(**slot) : NULL;
+    return true;
+}
+
 static void reply_members_body(struct cmd_ctx *c, const struct set_obj *s) {
     struct set_iter it;
     set_iter_init(&it, s);
@@ -90,28 +101,29 @@ static void cmd_sadd(struct cmd_ctx *c) {
     size_t n = (size_t)c->argc - 2;
     if (!slot) {
         s = set_obj_new(c->argv[2], n);
-        db_insert(c, entry_new_obj(key, OBJ_SET, s, NO_EXPIRE));
     } else {
         s = entry_obj(*slot);
-        set_obj_maybe_convert(s, n);
+        set_obj_maybe_convert(&s, n);
     }
     long long added = 0;
-    for (int j = 2; j < c->argc; j++) added += set_obj_add(s, c->argv[j]);
+    for (int j = 2; j < c->argc; j++) added += set_obj_add(&s, c->argv[j]);
+    if (slot) set_store(*slot, s);
+    else db_insert(c, entry_new_obj(key, OBJ_SET, s, NO_EXPIRE));
     reply_int(&c->r, added);
 }
 
 static void cmd_srem(struct cmd_ctx *c) {
+    struct kv_entry **slot;
     struct set_obj *s;
-    if (!get_set(c, c->argv[1], LOOKUP_NONE, &s)) return;
+    if (!get_set_slot(c, c->argv[1], &slot, &s)) return;
     long long removed = 0;
     if (s) {
         for (int j = 2; j < c->argc; j++) {
-            removed += set_obj_remove(s, c->argv[j]);
-            if (set_obj_count(s) == 0) {
-                db_delete(c, c->argv[1]);
-                break;
-            }
+            removed += set_obj_remove(&s, c->argv[j]);
+            if (set_obj_count(s) == 0) break;
         }
+        set_store(*slot, s);
+        if (set_obj_count(s) == 0) db_delete(c, c->argv[1]);
     }
     reply_int(&c->r, removed);
 }
@@ -147,9 +159,10 @@ static void cmd_smembers(struct cmd_ctx *c) {
 
 static void spop_count(struct cmd_ctx *c) {
     long long count;
+    struct kv_entry **slot;
     struct set_obj *s;
     if (!positive_or_reply(c, c->argv[2], NULL, &count)) return;
-    if (!get_set(c, c->argv[1], LOOKUP_NONE, &s)) return;
+    if (!get_set_slot(c, c->argv[1], &slot, &s)) return;
     if (!s || count == 0) {
         reply_empty_set(c);
         return;
@@ -167,19 +180,20 @@ static void spop_count(struct cmd_ctx *c) {
     if (remaining * SPOP_MOVE_STRATEGY_MUL > (size_t)count) {
         /* Few to pop: pop them one by one. */
         for (long long i = 0; i < count; i++)
-            reply_bulk_slice(&c->r, set_obj_pop(s, rng_next(), &buf));
+            reply_bulk_slice(&c->r, set_obj_pop(&s, rng_next(), &buf));
+        set_store(*slot, s);
     } else {
         /* Most go: move the few that stay into a new set, reply what is
          * left in the old one, and keep the new one. */
         struct set_obj *keep = set_obj_enc(s) == SET_ENC_INTSET
             ? set_obj_new_intset() : set_obj_new(SLICE_LIT("-"), remaining);
         while (remaining--) {
-            struct slice m = set_obj_pop(s, rng_next(), &buf);
-            set_obj_add(keep, m);
+            struct slice m = set_obj_pop(&s, rng_next(), &buf);
+            set_obj_add(&keep, m);
         }
         reply_members_body(c, s);
-        set_obj_swap(s, keep);
-        set_obj_free(keep);
+        set_obj_free(s);
+        set_store(*slot, keep);
     }
     rbuf_free(&buf);
 }
@@ -193,15 +207,17 @@ static void cmd_spop(struct cmd_ctx *c) {
         reply_error(&c->r, ERR_SYNTAX);
         return;
     }
+    struct kv_entry **slot;
     struct set_obj *s;
-    if (!get_set(c, c->argv[1], LOOKUP_NONE, &s)) return;
+    if (!get_set_slot(c, c->argv[1], &slot, &s)) return;
     if (!s) {
         reply_null(&c->r);
         return;
     }
     struct rbuf buf = { 0 };
-    reply_bulk_slice(&c->r, set_obj_pop(s, rng_next(), &buf));
+    reply_bulk_slice(&c->r, set_obj_pop(&s, rng_next(), &buf));
     rbuf_free(&buf);
+    set_store(*slot, s);
     if (set_obj_count(s) == 0) db_delete(c, c->argv[1]);
 }
 
@@ -243,12 +259,12 @@ static void srandmember_count(struct cmd_ctx *c) {
         /* Close to the whole set: copy it and remove random members. */
         pick = set_obj_dup(s);
         struct rbuf tmp = { 0 };
-        while (set_obj_count(pick) > count) set_obj_pop(pick, rng_next(), &tmp);
+        while (set_obj_count(pick) > count) set_obj_pop(&pick, rng_next(), &tmp);
         rbuf_free(&tmp);
     } else {
         /* Few: add random members until there are enough distinct ones. */
         pick = set_obj_new_intset();
-        while (set_obj_count(pick) < count) set_obj_add(pick, set_obj_random(s, rng_next(), buf));
+        while (set_obj_count(pick) < count) set_obj_add(&pick, set_obj_random(s, rng_next(), buf));
     }
     reply_members(c, pick, false);
     set_obj_free(pick);
@@ -291,19 +307,22 @@ static void cmd_smove(struct cmd_ctx *c) {
         reply_int(&c->r, set_obj_contains(ss, m));
         return;
     }
-    if (!set_obj_remove(ss, m)) {
+    if (!set_obj_remove(&ss, m)) {
         reply_int(&c->r, 0);
         return;
     }
+    set_store(se, ss);
     if (set_obj_count(ss) == 0) db_delete(c, src);
     /* The table may have changed: look the destination up again. */
     struct kv_entry **dslot = db_lookup_slot(c, dst, LOOKUP_NONE);
     if (!dslot) {
         struct set_obj *ds = set_obj_new(m, 1);
-        set_obj_add(ds, m);
+        set_obj_add(&ds, m);
         db_insert(c, entry_new_obj(dst, OBJ_SET, ds, NO_EXPIRE));
     } else {
-        set_obj_add(entry_obj(*dslot), m);
+        struct set_obj *ds = entry_obj(*dslot);
+        set_obj_add(&ds, m);
+        set_store(*dslot, ds);
     }
     reply_int(&c->r, 1);
 }
@@ -338,7 +357,7 @@ static void intersect(struct set_obj **sets, int n, bool (*fn)(void *ud, struct 
 }
 
 static bool add_to_set(void *ud, struct slice m) {
-    set_obj_add(ud, m);
+    set_obj_add((struct set_obj **)ud, m);
     return true;
 }
 
@@ -350,13 +369,13 @@ static struct set_obj *compute(enum set_op op, struct set_obj **sets, int n) {
     if (op == OP_INTER) {
         for (int j = 0; j < n; j++)
             if (!sets[j]) return res;
-        intersect(sets, n, add_to_set, res);
+        intersect(sets, n, add_to_set, &res);
     } else if (op == OP_UNION) {
         for (int j = 0; j < n; j++) {
             if (!sets[j]) continue;
             struct set_iter it;
             set_iter_init(&it, sets[j]);
-            for (struct slice m; set_iter_next(&it, &m);) set_obj_add(res, m);
+            for (struct slice m; set_iter_next(&it, &m);) set_obj_add(&res, m);
         }
     } else if (sets[0]) {
         struct set_iter it;
@@ -364,7 +383,7 @@ static struct set_obj *compute(enum set_op op, struct set_obj **sets, int n) {
         for (struct slice m; set_iter_next(&it, &m);) {
             int j = 1;
             while (j < n && !(sets[j] && (sets[j] == sets[0] || set_obj_contains(sets[j], m)))) j++;
-            if (j == n) set_obj_add(res, m);
+            if (j == n) set_obj_add(&res, m);
         }
     }
     return res;

@@ -89,21 +89,66 @@ void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
     ctx->worker = w;
     ctx->now_ms = w->now_ms;
     ctx->parts = NULL;
+    ctx->block = false;
+    ctx->timed_out = false;
+    ctx->block_timeout_ms = 0;
+}
+
+void ctx_block_on(struct cmd_ctx *c, struct slice key) {
+    struct client *cl = c->client;
+    struct block_record r = { cl->w->id, cl->idx, cl->gen, cl->block_seq };
+    db_block_on(c, key, &r);
+    c->block = true;
 }
 
 /* Run on this thread, the reply taking its place in request order (or
- * dropped, under CLIENT REPLY OFF/SKIP). */
-static void run_local(struct client *c, const struct command *cmd, int argc, struct slice *argv, bool drop) {
+ * dropped, under CLIENT REPLY OFF/SKIP). A blocking command that found
+ * nothing to serve leaves no reply and makes the client wait: false. */
+static bool run_local(struct client *c, const struct command *cmd, int argc, struct slice *argv, bool drop) {
     bool queued = client_replies_queued(c);
     struct rbuf *out = queued ? &c->rq->bytes : &c->out;
     size_t start = out->len;
     struct cmd_ctx ctx;
     ctx_init(&ctx, c->w, cmd, argc, argv, c->db, c->resp, out);
     ctx.client = c;
+    ctx.timed_out = c->block_timed_out;
     cmd->proc(&ctx);
+    if (RK_UNLIKELY(ctx.block)) {
+        out->len = start;
+        client_block(c, ctx.block_timeout_ms);
+        return false;
+    }
     if (drop) out->len = start;
     else if (queued) client_queue_local_reply(c, start);
     client_mark_flush(c);
+    return true;
+}
+
+/*
+ * Blocking commands run with all their keys held and are never forwarded:
+ * locally, or as a transaction that leaves the command in the client's
+ * input until it is served. Each attempt has its own sequence number, so
+ * waiter records of an earlier attempt are recognised as stale.
+ */
+static enum dispatch_result dispatch_blocking(struct client *c, const struct command *cmd, int argc,
+                                              struct slice *argv, uint64_t mask, bool drop) {
+    struct worker *w = c->w;
+    if (c->inflight) {
+        c->wait = WAIT_FORWARDS;
+        return DISPATCH_WAIT;
+    }
+    c->block_seq++;
+    if (mask == 0 || mask == 1ull << w->id) {
+        if (shard_is_held(w)) {
+            client_wait_on_shard(c);
+            return DISPATCH_WAIT;
+        }
+        if (!run_local(c, cmd, argc, argv, drop)) return DISPATCH_WAIT;
+        client_unblocked(c);
+        return DISPATCH_DONE;
+    }
+    tx_start_blocking(c, cmd, mask, argc, argv, drop);
+    return DISPATCH_WAIT;
 }
 
 /* Errors found before a command runs still take their turn in reply order. */
@@ -169,6 +214,7 @@ enum dispatch_result dispatch_command(struct client *c, int argc, struct slice *
         mask = srv.nworkers == 1 ? 0 : key_shards(cmd, argc, argv);
     }
     bool keyspace = mask != 0 || (cmd->flags & CMD_ALLSHARDS);
+    if (RK_UNLIKELY(cmd->flags & CMD_BLOCKING)) return dispatch_blocking(c, cmd, argc, argv, mask, drop);
 
     if (mask == 0 || (mask == self && !cmd->per_shard)) {
         if (keyspace && shard_is_held(w)) {

@@ -22,6 +22,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -100,10 +101,18 @@ static void unlink_shard_waiter(struct client *c) {
 
 /* Closing starts here: the socket is shut down so that outstanding
  * operations complete, and the memory goes when the last one has. */
+static void unlink_blocked(struct client *c) {
+    struct client **pp = &c->w->blocked;
+    while (*pp && *pp != c) pp = &(*pp)->next_blocked;
+    if (*pp) *pp = c->next_blocked;
+    c->next_blocked = NULL;
+}
+
 void client_close(struct client *c) {
     if (c->flags & CF_CLOSING) return;
     c->flags |= CF_CLOSING;
     if (c->wait == WAIT_SHARD) unlink_shard_waiter(c);
+    if (c->wait == WAIT_BLOCKED) unlink_blocked(c);
     c->wait = WAIT_NONE;
     shutdown(c->fd, SHUT_RDWR);
     if (c->flags & CF_RECV_ARMED) worker_cancel_recv(c);
@@ -115,6 +124,7 @@ void client_close(struct client *c) {
 void client_free_now(struct client *c) {
     struct worker *w = c->w;
     if (c->wait == WAIT_SHARD) unlink_shard_waiter(c);
+    if (c->wait == WAIT_BLOCKED) unlink_blocked(c);
     close(c->fd);
     w->clients[c->idx] = NULL;
     w->free_idx[w->nfree++] = c->idx;
@@ -216,6 +226,7 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
         for (size_t i = 0; i < n; i++) {
             if (c->flags & (CF_CLOSE_AFTER | CF_CLOSING)) return len;
             key_prefetch_step(&kp, i);
+            c->cur_cmd_len = cmds[i].end - off;
             if (cmds[i].argc &&
                 dispatch_command(c, (int)cmds[i].argc, argv + cmds[i].argv_at) == DISPATCH_WAIT)
                 return off;
@@ -457,4 +468,92 @@ void client_cron(struct worker *w) {
             w->now_ms - c->last_ms > timeout * 1000)
             client_close(c);
     }
+}
+
+/* ---- blocking commands ----
+ *
+ * A blocked client keeps its command unconsumed in c->in and waits on
+ * w->blocked. It runs the command again when a shard says one of its keys
+ * may serve it (client_ready) or when its deadline passes (then with
+ * block_timed_out set, so the command replies its timeout reply). Waking
+ * always happens at the top of the loop, never inside another command. */
+
+void client_block(struct client *c, long long timeout_ms) {
+    if (c->block_deadline_ms == 0)
+        c->block_deadline_ms = timeout_ms > 0 ? c->w->now_ms + timeout_ms : LLONG_MAX;
+    c->wait = WAIT_BLOCKED;
+    c->next_blocked = c->w->blocked;
+    c->w->blocked = c;
+}
+
+void client_unblocked(struct client *c) {
+    c->block_deadline_ms = 0;
+    c->block_timed_out = false;
+}
+
+/* The command at the front of the pending input was served: drop its bytes. */
+void client_consume_pending(struct client *c, size_t len) {
+    c->in_off += len;
+    if (c->in_off >= c->in.len) c->in.len = c->in_off = 0;
+}
+
+void client_ready(struct worker *w, const struct block_record *r) {
+    struct client *c = client_by_ref(w, r->idx, r->gen);
+    if (!c || (c->flags & CF_CLOSING) || c->wait != WAIT_BLOCKED || c->block_seq != r->seq) return;
+    unlink_blocked(c);
+    client_resume(c);
+}
+
+/* A shard's command found waiters of a key: wake them where they live. */
+void block_notify(struct cmd_ctx *c, const struct block_record *r) {
+    struct worker *w = c->worker;
+    if (r->worker == w->id) {
+        rbuf_append(&w->ready, r, sizeof *r);
+        return;
+    }
+    struct xmsg *m = rk_calloc(1, sizeof *m);
+    m->type = XM_READY;
+    m->from = (uint8_t)w->id;
+    m->ready = *r;
+    xshard_send(w, r->worker, m);
+}
+
+void clients_wake_ready(struct worker *w) {
+    while (w->ready.len) {
+        /* waking may queue more: take the batch first */
+        struct rbuf batch = w->ready;
+        w->ready = (struct rbuf){0};
+        for (size_t off = 0; off + sizeof(struct block_record) <= batch.len; off += sizeof(struct block_record)) {
+            struct block_record r;
+            memcpy(&r, batch.buf + off, sizeof r);
+            client_ready(w, &r);
+        }
+        rbuf_free(&batch);
+    }
+}
+
+long long clients_block_cron(struct worker *w) {
+    long long next = LLONG_MAX;
+    for (;;) {
+        struct client *expired = NULL;
+        for (struct client *c = w->blocked; c; c = c->next_blocked) {
+            if (c->block_deadline_ms <= w->now_ms) { expired = c; break; }
+            if (c->block_deadline_ms < next) next = c->block_deadline_ms;
+        }
+        if (!expired) return next;
+        unlink_blocked(expired);
+        expired->block_timed_out = true;
+        client_resume(expired);
+        next = LLONG_MAX;   /* the list changed: look again */
+    }
+}
+
+/* A waiter record of one of our clients is dead once that client no longer
+ * waits in that attempt; records of other threads' clients are left alone. */
+bool block_record_alive(struct cmd_ctx *ctx, const struct block_record *r) {
+    struct worker *w = ctx->worker;
+    if (r->worker != w->id) return true;
+    struct client *c = client_by_ref(w, r->idx, r->gen);
+    return c && !(c->flags & CF_CLOSING) && c->block_seq == r->seq &&
+           (c->wait == WAIT_BLOCKED || c->wait == WAIT_TX);
 }

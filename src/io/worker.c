@@ -23,6 +23,7 @@
 #include "ringkv/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -314,6 +315,10 @@ static void submit_and_wait(struct worker *w, bool busy) {
         return;
     }
     long long ms = 1000 / CONFIG_GET(hz);
+    if (w->next_deadline_ms != LLONG_MAX) {   /* a blocked client's timeout comes sooner */
+        long long left = w->next_deadline_ms - w->now_ms;
+        if (left < ms) ms = left < 1 ? 1 : left;
+    }
     ts.tv_sec = ms / 1000;
     ts.tv_nsec = (ms % 1000) * 1000000;
     /* A doorbell from another worker must wake us at once, which a minimum
@@ -346,6 +351,8 @@ static void *worker_main(void *arg) {
         w->last_cqes = n;
         bool got = xshard_poll(w);
         if (got) w->last_peer_ms = w->now_ms;
+        clients_wake_ready(w);
+        w->next_deadline_ms = w->blocked ? clients_block_cron(w) : LLONG_MAX;
         worker_cron(w);
         xshard_flush(w);
         client_flush_sends(w);
@@ -392,6 +399,8 @@ int server_start(void) {
         if (spsc_init(&srv.rings[i], 4096) != 0) return -1;
     slots_assign(n);
     command_table_init();
+    db_ready_hook = block_notify;
+    db_waiter_alive_hook = block_record_alive;
 
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
@@ -412,6 +421,7 @@ int server_start(void) {
         w->deferred_tail = &w->deferred;
         w->overflow_tail = &w->overflow;
         w->listen_fd = -1;
+        w->next_deadline_ms = LLONG_MAX;
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         if (w->cpu >= 0) {
@@ -444,6 +454,7 @@ static void worker_teardown(struct worker *w) {
     if (w->br) munmap(w->br, w->nbufs * sizeof(struct io_uring_buf));
     resp_parser_free(&w->parser);
     rbuf_free(&w->batch_argv);
+    rbuf_free(&w->ready);
     shard_destroy(&w->shard);
 }
 

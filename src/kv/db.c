@@ -29,6 +29,7 @@
 
 #include "ringkv/db.h"
 #include "ringkv/arena.h"
+#include "ringkv/hashmap.h"
 #include "ringkv/command.h"
 #include "ringkv/util.h"
 
@@ -89,6 +90,8 @@ void shard_destroy(struct shard *s) {
     s->dbs = NULL;
     s->ndb = 0;
     arena_destroy(&s->arena);
+    if (s->waiters) hashmap_free(s->waiters);
+    s->waiters = NULL;
 }
 
 void db_empty(struct kv_db *db) {
@@ -335,4 +338,58 @@ void shard_active_expire(struct shard *s, long long now_ms, uint64_t budget_us) 
             return;   /* resume this database next time */
         s->expire_db = (dbi + 1) % ndb;
     }
+}
+
+/* ---------------------------------------------------------------------------
+ * Blocking: waiter records per key (see db.h)
+ * ------------------------------------------------------------------------- */
+
+void (*db_ready_hook)(struct cmd_ctx *c, const struct block_record *r);
+bool (*db_waiter_alive_hook)(struct cmd_ctx *c, const struct block_record *r);
+
+/* The registry key: the database number, then the key bytes. */
+static struct slice waiter_key(struct rbuf *buf, int db, struct slice key) {
+    uint16_t d = (uint16_t)db;
+    buf->len = 0;
+    rbuf_append(buf, &d, sizeof d);
+    rbuf_append(buf, key.ptr, key.len);
+    return (struct slice){ buf->buf, buf->len };
+}
+
+void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record *r) {
+    struct shard *s = owner_shard(c, key);
+    if (!s->waiters) s->waiters = hashmap_new(true);
+    struct rbuf k = {0}, v = {0};
+    struct slice wk = waiter_key(&k, c->db, key), old;
+    /* Keep the older records in order, but not this client's earlier ones
+     * (a client polling with a timeout would pile them up) nor dead ones. */
+    if (hashmap_get(s->waiters, wk, &old)) {
+        for (size_t off = 0; off + sizeof *r <= old.len; off += sizeof *r) {
+            struct block_record o;
+            memcpy(&o, old.ptr + off, sizeof o);
+            bool mine = o.worker == r->worker && o.idx == r->idx;
+            if (!mine && (!db_waiter_alive_hook || db_waiter_alive_hook(c, &o))) rbuf_append(&v, &o, sizeof o);
+        }
+    }
+    rbuf_append(&v, r, sizeof *r);
+    hashmap_set(s->waiters, wk, (struct slice){ v.buf, v.len });
+    rbuf_free(&k);
+    rbuf_free(&v);
+}
+
+void db_signal_ready(struct cmd_ctx *c, struct slice key) {
+    struct shard *s = owner_shard(c, key);
+    if (RK_LIKELY(!s->waiters || hashmap_count(s->waiters) == 0)) return;
+    struct rbuf k = {0};
+    struct slice wk = waiter_key(&k, c->db, key), recs;
+    if (hashmap_get(s->waiters, wk, &recs)) {
+        size_t n = recs.len / sizeof(struct block_record);
+        struct block_record *copy = rk_malloc(recs.len ? recs.len : 1);
+        memcpy(copy, recs.ptr, recs.len);
+        hashmap_delete(s->waiters, wk);
+        for (size_t i = 0; i < n; i++)
+            if (db_ready_hook) db_ready_hook(c, &copy[i]);
+        free(copy);
+    }
+    rbuf_free(&k);
 }

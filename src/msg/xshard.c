@@ -60,6 +60,8 @@ struct tx {
     char *argbuf;
     struct rbuf *parts;
     bool drop;
+    bool blocking;       /* CMD_BLOCKING: the command stays in the client's input until served */
+    size_t cmd_len;
     bool starting;       /* still inside tx_start(): the client's parse loop is on the stack */
 };
 
@@ -331,7 +333,22 @@ static void shard_released(struct worker *w) {
 
 /* ---- transactions ---- */
 
+static struct tx *tx_new(struct client *c, const struct command *cmd, uint64_t mask, int argc, struct slice *argv, bool drop);
+
 void tx_start(struct client *c, const struct command *cmd, uint64_t mask, int argc, struct slice *argv, bool drop) {
+    struct tx *tx = tx_new(c, cmd, mask, argc, argv, drop);
+    tx->starting = true;
+    tx_continue(tx);   /* may finish (and free tx) at once when every shard was free */
+}
+
+void tx_start_blocking(struct client *c, const struct command *cmd, uint64_t mask, int argc, struct slice *argv, bool drop) {
+    struct tx *tx = tx_new(c, cmd, mask, argc, argv, drop);
+    tx->blocking = true;
+    tx->cmd_len = c->cur_cmd_len;
+    tx_continue(tx);
+}
+
+static struct tx *tx_new(struct client *c, const struct command *cmd, uint64_t mask, int argc, struct slice *argv, bool drop) {
     struct worker *w = c->w;
     struct tx *tx = rk_calloc(1, sizeof *tx);
     size_t bytes = 0;
@@ -356,8 +373,7 @@ void tx_start(struct client *c, const struct command *cmd, uint64_t mask, int ar
     if (cmd->per_shard) tx->parts = rk_calloc(srv.nworkers, sizeof *tx->parts);
     c->wait = WAIT_TX;
     w->stats.tx_started++;
-    tx->starting = true;
-    tx_continue(tx);   /* may finish (and free tx) at once when every shard was free */
+    return tx;
 }
 
 static void tx_finish(struct tx *tx) {
@@ -372,7 +388,10 @@ static void tx_finish(struct tx *tx) {
     ctx.client = c;
     ctx.parts = tx->parts;
     ctx.now_ms = w->now_ms;
+    ctx.timed_out = c && c->block_timed_out;
+    size_t start = out->len;
     tx->cmd->proc(&ctx);
+    if (ctx.block) out->len = start;
     rk_arena = &w->shard.arena;   /* db.c pointed it at the shards the command touched */
     rbuf_free(&sink);
 
@@ -388,6 +407,8 @@ static void tx_finish(struct tx *tx) {
     }
     bool own = tx->held & (1ull << w->id);
     bool starting = tx->starting;
+    bool blocking = tx->blocking;
+    size_t cmd_len = tx->cmd_len;
     if (tx->parts) {
         for (unsigned i = 0; i < srv.nworkers; i++) rbuf_free(&tx->parts[i]);
         free(tx->parts);
@@ -396,7 +417,16 @@ static void tx_finish(struct tx *tx) {
     free(tx->argbuf);
     free(tx);
     if (own) unlock(w);
-    if (c) {
+    if (c && blocking) {
+        client_mark_flush(c);
+        if (ctx.block) {
+            client_block(c, ctx.block_timeout_ms);
+        } else {
+            client_consume_pending(c, cmd_len);
+            client_unblocked(c);
+            client_resume(c);
+        }
+    } else if (c) {
         client_mark_flush(c);
         /* Done at once: the parse loop that started it carries on by itself;
          * resuming here would parse the same input a second time. */
@@ -461,6 +491,10 @@ static void handle_msg(struct worker *w, struct xmsg *m) {
     case XM_UNLOCK:
         free(m);
         unlock(w);
+        break;
+    case XM_READY:
+        client_ready(w, &m->ready);
+        free(m);
         break;
     }
 }

@@ -5,24 +5,35 @@
  * linearly or bisected (intset) and stay small because of the thresholds;
  * every threshold is read from the live configuration at the moment it
  * matters, as Redis does, so CONFIG SET affects the next change of a set.
+ *
+ * The object pointer is the structure's own pointer with the encoding in its
+ * two low bits: intset untagged (0), listpack 1, hashmap 2. All three come
+ * from malloc, which aligns to at least 8 bytes.
  */
 #include <stdlib.h>
 
 #include "ringkv/set_obj.h"
 #include "ringkv/config.h"
-#include "ringkv/entry.h"
 #include "ringkv/intset.h"
 #include "ringkv/listpack.h"
 #include "ringkv/util.h"
 
-struct set_obj {
-    uint8_t enc;
-    union {
-        struct intset *is;
-        struct listpack *lp;
-        struct hashmap *hm;
-    } u;
-};
+#define ENC_MASK ((uintptr_t)3)
+
+static inline enum set_enc enc_of(const struct set_obj *s) {
+    return (enum set_enc)((uintptr_t)s & ENC_MASK);
+}
+static inline void *untag(const struct set_obj *s) { return (void *)((uintptr_t)s & ~ENC_MASK); }
+static inline struct intset *as_is(const struct set_obj *s) { return untag(s); }
+static inline struct listpack *as_lp(const struct set_obj *s) { return untag(s); }
+static inline struct hashmap *as_hm(const struct set_obj *s) { return untag(s); }
+
+static inline struct set_obj *tag(void *p, enum set_enc enc) {
+    return (struct set_obj *)((uintptr_t)p | (uintptr_t)enc);
+}
+static inline struct set_obj *from_is(struct intset *is) { return tag(is, SET_ENC_INTSET); }
+static inline struct set_obj *from_lp(struct listpack *lp) { return tag(lp, SET_ENC_LISTPACK); }
+static inline struct set_obj *from_hm(struct hashmap *hm) { return tag(hm, SET_ENC_HT); }
 
 /* Redis's intsetMaxEntries(): the configured value, capped at 2^30. */
 static size_t intset_max(void) {
@@ -41,12 +52,9 @@ static size_t lp_max_value(void) {
 }
 
 static struct set_obj *alloc_set(enum set_enc enc) {
-    struct set_obj *s = rk_malloc(sizeof *s);
-    s->enc = (uint8_t)enc;
-    if (enc == SET_ENC_INTSET) s->u.is = intset_new();
-    else if (enc == SET_ENC_LISTPACK) s->u.lp = lp_new();
-    else s->u.hm = hashmap_new(false);
-    return s;
+    if (enc == SET_ENC_INTSET) return from_is(intset_new());
+    if (enc == SET_ENC_LISTPACK) return from_lp(lp_new());
+    return from_hm(hashmap_new(false));
 }
 
 struct set_obj *set_obj_new(struct slice first, size_t size_hint) {
@@ -60,36 +68,32 @@ struct set_obj *set_obj_new(struct slice first, size_t size_hint) {
 
 struct set_obj *set_obj_new_intset(void) { return alloc_set(SET_ENC_INTSET); }
 
-static void free_enc(struct set_obj *s) {
-    if (s->enc == SET_ENC_INTSET) intset_free(s->u.is);
-    else if (s->enc == SET_ENC_LISTPACK) lp_free(s->u.lp);
-    else hashmap_free(s->u.hm);
-}
-
 void set_obj_free(struct set_obj *s) {
     if (!s) return;
-    free_enc(s);
-    free(s);
+    switch (enc_of(s)) {
+    case SET_ENC_INTSET: intset_free(as_is(s)); break;
+    case SET_ENC_LISTPACK: lp_free(as_lp(s)); break;
+    default: hashmap_free(as_hm(s)); break;
+    }
 }
 
-enum set_enc set_obj_enc(const struct set_obj *s) { return (enum set_enc)s->enc; }
+enum set_enc set_obj_enc(const struct set_obj *s) { return enc_of(s); }
 
 const char *set_obj_encoding(const struct set_obj *s) {
     static const char *const names[] = { "intset", "listpack", "hashtable" };
-    return names[s->enc];
+    return names[enc_of(s)];
 }
 
 size_t set_obj_count(const struct set_obj *s) {
-    if (s->enc == SET_ENC_INTSET) return intset_count(s->u.is);
-    if (s->enc == SET_ENC_LISTPACK) return lp_count(s->u.lp);
-    return hashmap_count(s->u.hm);
+    if (enc_of(s) == SET_ENC_INTSET) return intset_count(as_is(s));
+    if (enc_of(s) == SET_ENC_LISTPACK) return lp_count(as_lp(s));
+    return hashmap_count(as_hm(s));
 }
 
 size_t set_obj_memory(const struct set_obj *s) {
-    size_t n = sizeof *s;
-    if (s->enc == SET_ENC_INTSET) return n + intset_memory(s->u.is);
-    if (s->enc == SET_ENC_LISTPACK) return n + lp_memory(s->u.lp);
-    return n + hashmap_memory(s->u.hm);
+    if (enc_of(s) == SET_ENC_INTSET) return intset_memory(as_is(s));
+    if (enc_of(s) == SET_ENC_LISTPACK) return lp_memory(as_lp(s));
+    return hashmap_memory(as_hm(s));
 }
 
 /* ------------------------------------------------------------ iteration */
@@ -97,24 +101,26 @@ size_t set_obj_memory(const struct set_obj *s) {
 void set_iter_init(struct set_iter *it, const struct set_obj *s) {
     it->s = s;
     it->pos = 0;
-    if (s->enc == SET_ENC_LISTPACK) it->pos = lp_first(s->u.lp);
-    else if (s->enc == SET_ENC_HT) it->hi = hashmap_iter_start(s->u.hm);
+    if (enc_of(s) == SET_ENC_LISTPACK) it->pos = lp_first(as_lp(s));
+    else if (enc_of(s) == SET_ENC_HT) it->hi = hashmap_iter_start(as_hm(s));
 }
 
 bool set_iter_next(struct set_iter *it, struct slice *out) {
     const struct set_obj *s = it->s;
-    if (s->enc == SET_ENC_INTSET) {
-        if (it->pos >= intset_count(s->u.is)) return false;
-        int64_t v = intset_get(s->u.is, it->pos++);
+    if (enc_of(s) == SET_ENC_INTSET) {
+        const struct intset *is = as_is(s);
+        if (it->pos >= intset_count(is)) return false;
+        int64_t v = intset_get(is, it->pos++);
         *out = (struct slice){ it->buf, (size_t)ll_to_str(it->buf, sizeof it->buf, v) };
         return true;
     }
-    if (s->enc == SET_ENC_LISTPACK) {
+    if (enc_of(s) == SET_ENC_LISTPACK) {
+        const struct listpack *lp = as_lp(s);
         if (it->pos == LP_NONE) return false;
         struct lp_value v;
-        lp_get(s->u.lp, it->pos, &v);
+        lp_get(lp, it->pos, &v);
         *out = lp_value_str(&v, it->buf);
-        it->pos = lp_next(s->u.lp, it->pos);
+        it->pos = lp_next(lp, it->pos);
         return true;
     }
     const struct hm_elem *e = hashmap_iter_next(&it->hi);
@@ -125,45 +131,40 @@ bool set_iter_next(struct set_iter *it, struct slice *out) {
 
 /* ------------------------------------------------------------ conversion */
 
-static void convert_to_ht(struct set_obj *s) {
-    if (s->enc == SET_ENC_HT) return;
+static void convert_to_ht(struct set_obj **sp) {
+    struct set_obj *s = *sp;
+    if (enc_of(s) == SET_ENC_HT) return;
     struct hashmap *hm = hashmap_new(false);
     struct set_iter it;
     set_iter_init(&it, s);
     for (struct slice m; set_iter_next(&it, &m);)
         hashmap_set(hm, m, (struct slice){ NULL, 0 });
-    free_enc(s);
-    s->enc = SET_ENC_HT;
-    s->u.hm = hm;
+    set_obj_free(s);
+    *sp = from_hm(hm);
 }
 
-static void convert_intset_to_lp(struct set_obj *s) {
+static void convert_intset_to_lp(struct set_obj **sp) {
+    struct intset *is = as_is(*sp);
     struct listpack *lp = lp_new();
     char buf[SET_BUF_SIZE];
-    for (size_t i = 0, n = intset_count(s->u.is); i < n; i++) {
-        int64_t v = intset_get(s->u.is, i);
+    for (size_t i = 0, n = intset_count(is); i < n; i++) {
+        int64_t v = intset_get(is, i);
         lp_push(&lp, (struct slice){ buf, (size_t)ll_to_str(buf, sizeof buf, v) }, true);
     }
-    intset_free(s->u.is);
-    s->enc = SET_ENC_LISTPACK;
-    s->u.lp = lp;
+    intset_free(is);
+    *sp = from_lp(lp);
 }
 
-void set_obj_convert(struct set_obj *s, enum set_enc enc) {
-    if (enc == SET_ENC_HT) convert_to_ht(s);
-    else if (enc == SET_ENC_LISTPACK && s->enc == SET_ENC_INTSET) convert_intset_to_lp(s);
+void set_obj_convert(struct set_obj **sp, enum set_enc enc) {
+    if (enc == SET_ENC_HT) convert_to_ht(sp);
+    else if (enc == SET_ENC_LISTPACK && enc_of(*sp) == SET_ENC_INTSET) convert_intset_to_lp(sp);
 }
 
-void set_obj_maybe_convert(struct set_obj *s, size_t size_hint) {
-    if ((s->enc == SET_ENC_LISTPACK && size_hint > lp_max_entries()) ||
-        (s->enc == SET_ENC_INTSET && size_hint > intset_max()))
-        convert_to_ht(s);
-}
-
-void set_obj_swap(struct set_obj *a, struct set_obj *b) {
-    struct set_obj t = *a;
-    *a = *b;
-    *b = t;
+void set_obj_maybe_convert(struct set_obj **sp, size_t size_hint) {
+    enum set_enc enc = enc_of(*sp);
+    if ((enc == SET_ENC_LISTPACK && size_hint > lp_max_entries()) ||
+        (enc == SET_ENC_INTSET && size_hint > intset_max()))
+        convert_to_ht(sp);
 }
 
 /* ------------------------------------------------------------ membership */
@@ -178,90 +179,107 @@ static int digits10(int64_t v) {
     return ll_to_str(buf, sizeof buf, v);
 }
 
-bool set_obj_add(struct set_obj *s, struct slice m) {
-    if (s->enc == SET_ENC_INTSET) {
+static bool add_to_ht(struct set_obj **sp, struct slice m) {
+    convert_to_ht(sp);
+    return hashmap_set(as_hm(*sp), m, (struct slice){ NULL, 0 });
+}
+
+bool set_obj_add(struct set_obj **sp, struct slice m) {
+    struct set_obj *s = *sp;
+    if (enc_of(s) == SET_ENC_INTSET) {
+        struct intset *is = as_is(s);
         long long v;
         if (str_to_ll(m.ptr, m.len, &v)) {
-            if (!intset_add(&s->u.is, v)) return false;
-            if (intset_count(s->u.is) > intset_max()) convert_to_ht(s);
-            return true;
+            bool added = intset_add(&is, v);
+            *sp = from_is(is);
+            if (added && intset_count(is) > intset_max()) convert_to_ht(sp);
+            return added;
         }
         /* A non-integer: a listpack if everything fits, else a hashtable
          * (Redis checks the widest integer's digits against the value limit). */
-        size_t n = intset_count(s->u.is), maxlen = 0;
+        size_t n = intset_count(is), maxlen = 0;
         if (n) {
-            int a = digits10(intset_get(s->u.is, 0)), b = digits10(intset_get(s->u.is, n - 1));
+            int a = digits10(intset_get(is, 0)), b = digits10(intset_get(is, n - 1));
             maxlen = (size_t)(a > b ? a : b);
         }
         if (n < lp_max_entries() && m.len <= lp_max_value() && maxlen <= lp_max_value() &&
             m.len < UINT32_MAX / 2) {
-            convert_intset_to_lp(s);
-            lp_push(&s->u.lp, m, true);
+            convert_intset_to_lp(sp);
+            struct listpack *lp = as_lp(*sp);
+            lp_push(&lp, m, true);
+            *sp = from_lp(lp);
         } else {
-            convert_to_ht(s);
-            hashmap_set(s->u.hm, m, (struct slice){ NULL, 0 });
+            add_to_ht(sp, m);
         }
         return true;
     }
-    if (s->enc == SET_ENC_LISTPACK) {
-        if (lp_find_member(s->u.lp, m) != LP_NONE) return false;
-        if (lp_count(s->u.lp) < lp_max_entries() && m.len <= lp_max_value() &&
-            lp_safe_to_add(s->u.lp, lp_encoded_size(m))) {
-            lp_push(&s->u.lp, m, true);
+    if (enc_of(s) == SET_ENC_LISTPACK) {
+        struct listpack *lp = as_lp(s);
+        if (lp_find_member(lp, m) != LP_NONE) return false;
+        if (lp_count(lp) < lp_max_entries() && m.len <= lp_max_value() &&
+            lp_safe_to_add(lp, lp_encoded_size(m))) {
+            lp_push(&lp, m, true);
+            *sp = from_lp(lp);
         } else {
-            convert_to_ht(s);
-            hashmap_set(s->u.hm, m, (struct slice){ NULL, 0 });
+            add_to_ht(sp, m);
         }
         return true;
     }
-    return hashmap_set(s->u.hm, m, (struct slice){ NULL, 0 });
+    return hashmap_set(as_hm(s), m, (struct slice){ NULL, 0 });
 }
 
-bool set_obj_remove(struct set_obj *s, struct slice m) {
-    if (s->enc == SET_ENC_INTSET) {
+bool set_obj_remove(struct set_obj **sp, struct slice m) {
+    struct set_obj *s = *sp;
+    if (enc_of(s) == SET_ENC_INTSET) {
+        struct intset *is = as_is(s);
         long long v;
-        return str_to_ll(m.ptr, m.len, &v) && intset_remove(&s->u.is, v);
-    }
-    if (s->enc == SET_ENC_LISTPACK) {
-        size_t p = lp_find_member(s->u.lp, m);
-        if (p == LP_NONE) return false;
-        lp_delete(&s->u.lp, p, 1);
+        if (!str_to_ll(m.ptr, m.len, &v) || !intset_remove(&is, v)) return false;
+        *sp = from_is(is);
         return true;
     }
-    return hashmap_delete(s->u.hm, m);
+    if (enc_of(s) == SET_ENC_LISTPACK) {
+        struct listpack *lp = as_lp(s);
+        size_t p = lp_find_member(lp, m);
+        if (p == LP_NONE) return false;
+        lp_delete(&lp, p, 1);
+        *sp = from_lp(lp);
+        return true;
+    }
+    return hashmap_delete(as_hm(s), m);
 }
 
 bool set_obj_contains(const struct set_obj *s, struct slice m) {
-    if (s->enc == SET_ENC_INTSET) {
+    if (enc_of(s) == SET_ENC_INTSET) {
         long long v;
-        return str_to_ll(m.ptr, m.len, &v) && intset_contains(s->u.is, v);
+        return str_to_ll(m.ptr, m.len, &v) && intset_contains(as_is(s), v);
     }
-    if (s->enc == SET_ENC_LISTPACK) return lp_find_member(s->u.lp, m) != LP_NONE;
-    return hashmap_find(s->u.hm, m) != NULL;
+    if (enc_of(s) == SET_ENC_LISTPACK) return lp_find_member(as_lp(s), m) != LP_NONE;
+    return hashmap_find(as_hm(s), m) != NULL;
 }
 
 /* ------------------------------------------------------------ random */
 
 struct slice set_obj_random(const struct set_obj *s, uint64_t r, char buf[SET_BUF_SIZE]) {
-    if (s->enc == SET_ENC_INTSET) {
-        int64_t v = intset_random(s->u.is, r);
+    if (enc_of(s) == SET_ENC_INTSET) {
+        int64_t v = intset_random(as_is(s), r);
         return (struct slice){ buf, (size_t)ll_to_str(buf, SET_BUF_SIZE, v) };
     }
-    if (s->enc == SET_ENC_LISTPACK) {
+    if (enc_of(s) == SET_ENC_LISTPACK) {
+        const struct listpack *lp = as_lp(s);
         struct lp_value v;
-        lp_get(s->u.lp, lp_seek(s->u.lp, (long long)(r % lp_count(s->u.lp))), &v);
+        lp_get(lp, lp_seek(lp, (long long)(r % lp_count(lp))), &v);
         return lp_value_str(&v, buf);
     }
-    return hm_elem_key(hashmap_random(s->u.hm, r));
+    return hm_elem_key(hashmap_random(as_hm(s), r));
 }
 
-struct slice set_obj_pop(struct set_obj *s, uint64_t r, struct rbuf *buf) {
+struct slice set_obj_pop(struct set_obj **sp, uint64_t r, struct rbuf *buf) {
     char tmp[SET_BUF_SIZE];
-    struct slice m = set_obj_random(s, r, tmp);
+    struct slice m = set_obj_random(*sp, r, tmp);
     buf->len = 0;
     rbuf_append(buf, m.ptr, m.len);
     struct slice copy = { buf->buf, m.len };
-    set_obj_remove(s, copy);
+    set_obj_remove(sp, copy);
     return copy;
 }
 
@@ -279,9 +297,9 @@ static void scan_visit(void *ud, const struct hm_elem *e) {
 
 uint64_t set_obj_scan(const struct set_obj *s, uint64_t cursor, size_t count,
                       void (*fn)(void *ud, struct slice m), void *ud) {
-    if (s->enc == SET_ENC_HT) {
+    if (enc_of(s) == SET_ENC_HT) {
         struct scan_adapter a = { fn, ud };
-        return hashmap_scan(s->u.hm, cursor, count, scan_visit, &a);
+        return hashmap_scan(as_hm(s), cursor, count, scan_visit, &a);
     }
     struct set_iter it;
     set_iter_init(&it, s);
@@ -290,23 +308,23 @@ uint64_t set_obj_scan(const struct set_obj *s, uint64_t cursor, size_t count,
 }
 
 struct set_obj *set_obj_dup(const struct set_obj *s) {
-    struct set_obj *d = rk_malloc(sizeof *d);
-    d->enc = s->enc;
-    if (s->enc == SET_ENC_INTSET) {
-        size_t n = intset_memory(s->u.is);
-        d->u.is = rk_malloc(n);
-        memcpy(d->u.is, s->u.is, n);
-    } else if (s->enc == SET_ENC_LISTPACK) {
-        size_t n = lp_bytes(s->u.lp);
-        d->u.lp = rk_malloc(n);
-        memcpy(d->u.lp, s->u.lp, n);
-    } else {
-        d->u.hm = hashmap_new(false);
-        struct hashmap_iter it = hashmap_iter_start(s->u.hm);
-        for (const struct hm_elem *e; (e = hashmap_iter_next(&it));)
-            hashmap_set(d->u.hm, hm_elem_key(e), (struct slice){ NULL, 0 });
+    if (enc_of(s) == SET_ENC_INTSET) {
+        size_t n = intset_memory(as_is(s));
+        struct intset *is = rk_malloc(n);
+        memcpy(is, as_is(s), n);
+        return from_is(is);
     }
-    return d;
+    if (enc_of(s) == SET_ENC_LISTPACK) {
+        size_t n = lp_bytes(as_lp(s));
+        struct listpack *lp = rk_malloc(n);
+        memcpy(lp, as_lp(s), n);
+        return from_lp(lp);
+    }
+    struct hashmap *hm = hashmap_new(false);
+    struct hashmap_iter it = hashmap_iter_start(as_hm(s));
+    for (const struct hm_elem *e; (e = hashmap_iter_next(&it));)
+        hashmap_set(hm, hm_elem_key(e), (struct slice){ NULL, 0 });
+    return from_hm(hm);
 }
 
 /* ------------------------------------------------------------ registration */

@@ -431,6 +431,55 @@ static void test_encodings(void **state)
     assert_int_equal(found, 11);
 }
 
+/* Every write may move the set's structure or change its encoding (the
+ * entry holds the structure's own pointer): grow and shrink sets one member
+ * at a time with each writing command and read them back after each step. */
+static void test_moves(void **state)
+{
+    redisContext *c = FIX(state)->c;
+    /* SADD one by one: intset grows and widens, then listpack, then hashtable */
+    for (int i = 0; i < 200; i++) {
+        INT(c, 1, "SADD g %d", i * 1000);
+        INT(c, i + 1, "SCARD g");
+        INT(c, 1, "SISMEMBER g %d", i * 1000);
+    }
+    INT(c, 1, "SADD g 5000000000");
+    INT(c, 1, "SADD g m");
+    INT(c, 202, "SCARD g");
+    for (int i = 0; i < 200; i++) INT(c, 1, "SREM g %d", i * 1000);
+    INT(c, 2, "SCARD g");
+    INT(c, 1, "SISMEMBER g m");
+    /* listpack: SADD, SREM, SPOP one by one, SMOVE in and out */
+    for (int i = 0; i < 50; i++) INT(c, 1, "SADD lp m%d", i);
+    for (int i = 0; i < 50; i += 2) INT(c, 1, "SREM lp m%d", i);
+    INT(c, 25, "SCARD lp");
+    for (int i = 1; i < 50; i += 2) INT(c, 1, "SMOVE lp lp2 m%d", i);
+    INT(c, 0, "EXISTS lp");
+    INT(c, 25, "SCARD lp2");
+    for (int i = 0; i < 10; i++) INT(c, 0, "SMOVE i1 i2 %d", i);   /* absent source */
+    for (int i = 0; i < 10; i++) INT(c, 1, "SADD i1 %d", i);
+    for (int i = 0; i < 10; i++) INT(c, 1, "SMOVE i1 i2 %d", i);
+    INT(c, 0, "EXISTS i1");
+    INT(c, 10, "SCARD i2");
+    for (int i = 24; i >= 0; i--) {
+        freeReplyObject(cmd(c, "SPOP lp2"));
+        INT(c, i, "SCARD lp2");
+    }
+    /* SPOP with a count: few popped, then most popped (rest rebuilt) */
+    for (int k = 0; k < 2; k++) {
+        const char *key = k ? "sp1" : "sp0";
+        for (int i = 0; i < 40; i++) INT(c, 1, k ? "SADD %s x%d" : "SADD %s %d", key, i);
+        freeReplyObject(cmd(c, "SPOP %s 3", key));
+        INT(c, 37, "SCARD %s", key);
+        freeReplyObject(cmd(c, "SPOP %s 35", key));
+        INT(c, 2, "SCARD %s", key);
+        redisReply *r = cmd(c, "SMEMBERS %s", key);
+        expect_members_of(c, r, 2, key, true);
+        INT(c, 1, k ? "SADD %s y" : "SADD %s 1000", key);
+        INT(c, 3, "SCARD %s", key);
+    }
+}
+
 static void test_resp3(void **state)
 {
     struct raw *r = raw_connect(&FIX(state)->srv);
@@ -494,6 +543,7 @@ int main(void)
         cmocka_unit_test_setup(test_algebra, h_flushall),
         cmocka_unit_test_setup(test_sscan, h_flushall),
         cmocka_unit_test_setup(test_encodings, h_flushall),
+        cmocka_unit_test_setup(test_moves, h_flushall),
         cmocka_unit_test_setup(test_resp3, h_flushall),
         cmocka_unit_test_setup(test_benchmark, h_flushall),
     };

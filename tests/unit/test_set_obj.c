@@ -91,7 +91,7 @@ static void run_random(unsigned seed, long long intset_max, long long lp_max, lo
         struct slice m = { buf, strlen(buf) };
         if (op < 6) {
             bool had = model_find(&md, m) >= 0;
-            assert_int_equal(set_obj_add(s, m), !had);
+            assert_int_equal(set_obj_add(&s, m), !had);
             if (!had) {
                 md.m[md.n++] = strdup(buf);
                 long long v;
@@ -102,14 +102,14 @@ static void run_random(unsigned seed, long long intset_max, long long lp_max, lo
             }
         } else if (op < 8) {
             long i = model_find(&md, m);
-            assert_int_equal(set_obj_remove(s, m), i >= 0);
+            assert_int_equal(set_obj_remove(&s, m), i >= 0);
             if (i >= 0) {
                 free(md.m[i]);
                 md.m[i] = md.m[--md.n];
                 grew_only = false;
             }
         } else if (op == 8 && md.n) {
-            struct slice p = set_obj_pop(s, rnd(), &pb);
+            struct slice p = set_obj_pop(&s, rnd(), &pb);
             long i = model_find(&md, p);
             assert_true(i >= 0);
             grew_only = false;
@@ -124,15 +124,18 @@ static void run_random(unsigned seed, long long intset_max, long long lp_max, lo
         if (step % 97 == 0) check_same(s, &md);
     }
     check_same(s, &md);
-    /* dup and swap keep the contents */
+    /* dup keeps the contents; forced conversions keep them too */
     struct set_obj *d = set_obj_dup(s);
     check_same(d, &md);
     assert_int_equal(set_obj_enc(d), set_obj_enc(s));
     assert_true(set_obj_memory(d) > 0);
-    struct set_obj *e = set_obj_new_intset();
-    set_obj_swap(d, e);
-    assert_int_equal(set_obj_count(d), 0);
+    struct set_obj *e = set_obj_dup(s);
+    set_obj_convert(&e, SET_ENC_LISTPACK);
     check_same(e, &md);
+    assert_int_equal(set_obj_enc(e), set_obj_enc(s) == SET_ENC_INTSET ? SET_ENC_LISTPACK : set_obj_enc(s));
+    set_obj_convert(&d, SET_ENC_HT);
+    assert_int_equal(set_obj_enc(d), SET_ENC_HT);
+    check_same(d, &md);
     set_obj_free(d);
     set_obj_free(e);
     set_obj_free(s);
@@ -168,14 +171,14 @@ static void test_create_rules(void **st) {
     struct set_obj *s;
     s = set_obj_new(SLICE_LIT("12"), 4);
     assert_string_equal(set_obj_encoding(s), "intset");
-    set_obj_maybe_convert(s, 5);
+    set_obj_maybe_convert(&s, 5);
     assert_string_equal(set_obj_encoding(s), "hashtable");
     set_obj_free(s);
     s = set_obj_new(SLICE_LIT("12"), 5);
     assert_string_equal(set_obj_encoding(s), "listpack");
-    set_obj_maybe_convert(s, 8);
+    set_obj_maybe_convert(&s, 8);
     assert_string_equal(set_obj_encoding(s), "listpack");
-    set_obj_maybe_convert(s, 9);
+    set_obj_maybe_convert(&s, 9);
     assert_string_equal(set_obj_encoding(s), "hashtable");
     set_obj_free(s);
     s = set_obj_new(SLICE_LIT("x"), 9);
@@ -183,19 +186,19 @@ static void test_create_rules(void **st) {
     set_obj_free(s);
     /* intset whose integers are longer than the listpack value limit -> hashtable */
     s = set_obj_new_intset();
-    set_obj_add(s, SLICE_LIT("123456"));
-    set_obj_add(s, SLICE_LIT("a"));
+    set_obj_add(&s, SLICE_LIT("123456"));
+    set_obj_add(&s, SLICE_LIT("a"));
     assert_string_equal(set_obj_encoding(s), "hashtable");
     set_obj_free(s);
     s = set_obj_new_intset();
-    set_obj_add(s, SLICE_LIT("12345"));
-    set_obj_add(s, SLICE_LIT("-1"));
-    set_obj_add(s, SLICE_LIT("a"));
+    set_obj_add(&s, SLICE_LIT("12345"));
+    set_obj_add(&s, SLICE_LIT("-1"));
+    set_obj_add(&s, SLICE_LIT("a"));
     assert_string_equal(set_obj_encoding(s), "listpack");
     assert_true(set_obj_contains(s, SLICE_LIT("-1")));
     assert_false(set_obj_contains(s, SLICE_LIT("-01")));
-    assert_false(set_obj_add(s, SLICE_LIT("12345")));
-    set_obj_add(s, SLICE_LIT("abcdef"));   /* too long */
+    assert_false(set_obj_add(&s, SLICE_LIT("12345")));
+    set_obj_add(&s, SLICE_LIT("abcdef"));   /* too long */
     assert_string_equal(set_obj_encoding(s), "hashtable");
     assert_true(set_obj_contains(s, SLICE_LIT("12345")));
     set_obj_free(s);
@@ -204,6 +207,28 @@ static void test_create_rules(void **st) {
     s = set_obj_new_intset();
     assert_string_equal(obj_ops_by_type[OBJ_SET]->encoding(s), "intset");
     obj_ops_by_type[OBJ_SET]->free(s);
+}
+
+/* The entry's pointer is the object: set_store writes the moved pointer back. */
+static void test_entry_store(void **st) {
+    (void)st;
+    rk_config.set_max_intset_entries = 512;
+    rk_config.set_max_listpack_entries = 128;
+    rk_config.set_max_listpack_value = 64;
+    struct set_obj *s = set_obj_new(SLICE_LIT("1"), 1);
+    set_obj_add(&s, SLICE_LIT("1"));
+    struct kv_entry *e = entry_new_obj(SLICE_LIT("k"), OBJ_SET, s, NO_EXPIRE);
+    assert_ptr_equal(entry_obj(e), s);
+    char buf[32];
+    for (int i = 0; i < 300; i++) {
+        s = entry_obj(e);
+        set_obj_add(&s, (struct slice){ buf, (size_t)snprintf(buf, sizeof buf, i < 200 ? "%d" : "x%d", i) });
+        set_store(e, s);
+        assert_ptr_equal(entry_obj(e), s);
+        assert_int_equal(set_obj_count(entry_obj(e)), i == 0 ? 2 : i + 1);
+    }
+    assert_string_equal(obj_ops_by_type[OBJ_SET]->encoding(entry_obj(e)), "hashtable");
+    entry_free(e);   /* frees the set through obj_ops */
 }
 
 struct scan_acc { size_t n; };
@@ -216,11 +241,11 @@ static void test_scan(void **st) {
     rk_config.set_max_listpack_value = 64;
     struct set_obj *s = set_obj_new_intset();
     char buf[32];
-    for (int i = 0; i < 100; i++) set_obj_add(s, (struct slice){ buf, (size_t)snprintf(buf, sizeof buf, "%d", i) });
+    for (int i = 0; i < 100; i++) set_obj_add(&s, (struct slice){ buf, (size_t)snprintf(buf, sizeof buf, "%d", i) });
     struct scan_acc a = { 0 };
     assert_int_equal(set_obj_scan(s, 0, 5, scan_cb, &a), 0);
     assert_int_equal(a.n, 100);
-    for (int i = 0; i < 1000; i++) set_obj_add(s, (struct slice){ buf, (size_t)snprintf(buf, sizeof buf, "m%d", i) });
+    for (int i = 0; i < 1000; i++) set_obj_add(&s, (struct slice){ buf, (size_t)snprintf(buf, sizeof buf, "m%d", i) });
     assert_string_equal(set_obj_encoding(s), "hashtable");
     a.n = 0;
     uint64_t cur = 0;
@@ -242,6 +267,7 @@ int main(void) {
         cmocka_unit_test(test_random_ints),
         cmocka_unit_test(test_random_high),
         cmocka_unit_test(test_scan),
+        cmocka_unit_test(test_entry_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

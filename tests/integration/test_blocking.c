@@ -1,0 +1,140 @@
+/*
+ * Blocking list commands: a waiter is served by a push from another
+ * connection (keys on different shards too), oldest waiter first, exactly
+ * once; timeouts with sub-second precision; disconnected and killed waiters
+ * lose nothing; a blocked connection does not hold up others.
+ */
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Two keys whose slots differ in parity land on different shards with two threads. */
+static void two_shard_keys(char *a, char *b) {
+    strcpy(a, "bk:a");
+    for (int i = 0;; i++) {
+        sprintf(b, "bk:%d", i);
+        if ((h_key_slot(a, strlen(a)) & 1) != (h_key_slot(b, strlen(b)) & 1)) return;
+    }
+}
+
+static void test_served_by_push(void **state) {
+    struct fixture *f = FIX(state);
+    char k1[32], k2[32];
+    two_shard_keys(k1, k2);
+    struct raw *w = raw_connect(&f->srv);
+    raw_cmd(w, "BLPOP %s %s 0", k1, k2);
+    h_sleep_ms(100);
+    STATUS(f->c, "PONG", "PING");          /* the blocked connection holds nobody up */
+    INT(f->c, 1, "RPUSH %s v1", k2);
+    char exp[128];
+    snprintf(exp, sizeof exp, "*2\r\n$%zu\r\n%s\r\n$2\r\nv1\r\n", strlen(k2), k2);
+    raw_expect(w, exp);
+    INT(f->c, 0, "EXISTS %s", k2);           /* served exactly once: nothing left */
+    RAW(w, "+PONG\r\n", "PING");             /* and the connection goes on */
+    raw_close(w);
+}
+
+static void test_timeout(void **state) {
+    struct fixture *f = FIX(state);
+    struct raw *w = raw_connect(&f->srv);
+    long long t0 = h_now_ms();
+    raw_cmd(w, "BLPOP bk:none 0.2");
+    raw_expect(w, "*-1\r\n");
+    long long dt = h_now_ms() - t0;
+    assert_true(dt >= 190 && dt < 1500);
+    t0 = h_now_ms();
+    RAW(w, "*-1\r\n", "BRPOPLPUSH bk:none bk:dst 0.1");
+    assert_true(h_now_ms() - t0 >= 90);
+    raw_close(w);
+}
+
+/* Oldest waiter first holds for waiters on one thread; across threads the
+ * first to run its command again wins (see ARCHITECTURE.md). Exactly once
+ * always holds. */
+static void test_fifo_and_exactly_once(void **state) {
+    struct fixture *f = FIX(state);
+    struct raw *a = raw_connect(&f->srv), *b = raw_connect(&f->srv);
+    raw_cmd(a, "BLPOP bk:q 0");
+    h_sleep_ms(50);
+    raw_cmd(b, "BLPOP bk:q 0");
+    h_sleep_ms(50);
+    INT(f->c, 1, "RPUSH bk:q first");
+    h_sleep_ms(100);
+    INT(f->c, 1, "RPUSH bk:q second");
+    struct rv *ra = raw_reply(a), *rb = raw_reply(b);
+    assert_int_equal(ra->n, 2);
+    assert_int_equal(rb->n, 2);
+    const char *ga = ra->elem[1]->str, *gb = rb->elem[1]->str;
+    assert_true((!strcmp(ga, "first") && !strcmp(gb, "second")) || (!strcmp(ga, "second") && !strcmp(gb, "first")));
+    if (h_threads() == 1 || h_redis_mode()) assert_string_equal(ga, "first");
+    rv_free(ra);
+    rv_free(rb);
+    INT(f->c, 0, "LLEN bk:q");
+    raw_close(a);
+    raw_close(b);
+}
+
+static void test_gone_waiters_lose_nothing(void **state) {
+    struct fixture *f = FIX(state);
+    struct raw *a = raw_connect(&f->srv);
+    raw_cmd(a, "BLPOP bk:g 0");
+    h_sleep_ms(50);
+    raw_abort(a);                              /* disconnects while blocked */
+    struct raw *k = raw_connect(&f->srv);
+    raw_cmd(k, "CLIENT ID");
+    struct rv *idr = raw_reply(k);
+    long long id = idr->integer;
+    rv_free(idr);
+    raw_cmd(k, "BRPOP bk:g 0");
+    h_sleep_ms(50);
+    INT(f->c, 1, "CLIENT KILL ID %lld", id);
+    h_sleep_ms(50);
+    raw_close(k);
+    INT(f->c, 2, "RPUSH bk:g x y");
+    h_sleep_ms(50);
+    INT(f->c, 2, "LLEN bk:g");               /* nobody took them */
+}
+
+static void test_blmove_and_blmpop(void **state) {
+    struct fixture *f = FIX(state);
+    char src[32], dst[32];
+    two_shard_keys(src, dst);
+    struct raw *w = raw_connect(&f->srv);
+    raw_cmd(w, "BLMOVE %s %s LEFT RIGHT 0", src, dst);
+    h_sleep_ms(50);
+    INT(f->c, 1, "LPUSH %s moved", src);
+    raw_expect(w, "$5\r\nmoved\r\n");
+    expect_bulks(cmd(f->c, "LRANGE %s 0 -1", dst), 1, "moved");
+    raw_cmd(w, "BLMPOP 0 2 bk:m1 bk:m2 RIGHT COUNT 2");
+    h_sleep_ms(50);
+    INT(f->c, 3, "RPUSH bk:m2 1 2 3");
+    raw_expect(w, "*2\r\n$5\r\nbk:m2\r\n*2\r\n$1\r\n3\r\n$1\r\n2\r\n");
+    raw_close(w);
+}
+
+static void test_errors(void **state) {
+    redisContext *c = FIX(state)->c;
+    ERR(c, "ERR timeout is negative", "BLPOP bk:x -1");
+    ERR(c, "ERR timeout is not a float or out of range", "BLPOP bk:x abc");
+    OK(c, "SET bk:s str");
+    ERR(c, "WRONGTYPE Operation against a key holding the wrong kind of value", "BLPOP bk:s 0");
+    ERR(c, "ERR numkeys should be greater than 0", "BLMPOP 0 0 bk:x LEFT");
+    /* data already there: no blocking at all */
+    INT(c, 2, "RPUSH bk:l a b");
+    expect_bulks(cmd(c, "BRPOP bk:l 0"), 2, "bk:l", "b");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_served_by_push, h_flushall),
+        cmocka_unit_test_setup(test_timeout, h_flushall),
+        cmocka_unit_test_setup(test_fifo_and_exactly_once, h_flushall),
+        cmocka_unit_test_setup(test_gone_waiters_lose_nothing, h_flushall),
+        cmocka_unit_test_setup(test_blmove_and_blmpop, h_flushall),
+        cmocka_unit_test_setup(test_errors, h_flushall),
+    };
+    int rc = cmocka_run_group_tests_name("blocking", tests, h_group_setup, h_group_teardown);
+    return rc + h_failures();
+}
