@@ -516,7 +516,11 @@ size_t zsl_count_in_lex(const struct zskiplist *zs, const struct zlex_spec *r) {
     struct zsl_node *first = zsl_first_in_lex(zs, r);
     if (!first) return 0;
     struct zsl_node *last = zsl_last_in_lex(zs, r);
-    return zsl_rank_node(zs, last, false) - zsl_rank_node(zs, first, false) + 1;
+    /* Lex ranges only make sense when all scores are equal; with mixed
+     * scores the two ends can miss each other or cross. */
+    if (!last) return 0;
+    size_t lo = zsl_rank_node(zs, first, false), hi = zsl_rank_node(zs, last, false);
+    return hi >= lo ? hi - lo + 1 : 0;
 }
 
 /* Delete the run of nodes starting at x while cond holds; update[] holds
