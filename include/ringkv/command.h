@@ -84,6 +84,10 @@ struct cmd_ctx {
 /* For a blocking command that found nothing to serve: register the client
  * on key (call for each key) and set c->block. */
 void ctx_block_on(struct cmd_ctx *c, struct slice key);
+/* The usual tail of a blocking command that found nothing: wait on
+ * argv[first..end) for timeout_ms (0 = forever), or reply the timeout. */
+void ctx_block_or_timeout(struct cmd_ctx *c, int first, int end, long long timeout_ms);
+bool arg_timeout_or_reply(struct cmd_ctx *c, struct slice s, long long *ms);   /* seconds, as Redis */
 
 void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
               int argc, struct slice *argv, int db, uint8_t resp, struct rbuf *out);
@@ -132,6 +136,7 @@ void doc_args_free(struct doc_args *args);
  * runs locally and its handler replies the error. */
 int keys_numkeys_first(int argc, const struct slice *argv, int *pos, int maxpos);
 int keys_dest_numkeys(int argc, const struct slice *argv, int *pos, int maxpos);
+int keys_numkeys_second(int argc, const struct slice *argv, int *pos, int maxpos);   /* "cmd timeout numkeys key..." */
 
 /* Argument helpers for handlers (cmd_args.c): false after replying the error. */
 bool arg_ll_or_reply(struct cmd_ctx *c, struct slice s, long long *v);   /* ERR value is not an integer... */

@@ -7,6 +7,9 @@
 #include "ringkv/util.h"
 #include "ringkv/db.h"
 
+#include <limits.h>
+#include <math.h>
+
 bool arg_ll_or_reply(struct cmd_ctx *c, struct slice s, long long *v) {
     if (str_to_ll(s.ptr, s.len, v)) return true;
     reply_error(&c->r, ERR_NOT_INT);
@@ -44,4 +47,39 @@ int keys_dest_numkeys(int argc, const struct slice *argv, int *pos, int maxpos) 
     pos[0] = 1;
     int n = numkeys_at(argc, argv, 2, pos, 1, maxpos);
     return n > 1 ? n : 0;
+}
+
+int keys_numkeys_second(int argc, const struct slice *argv, int *pos, int maxpos) {
+    return numkeys_at(argc, argv, 2, pos, 0, maxpos);
+}
+
+/* Redis's getTimeoutFromObjectOrReply, in seconds (decimals allowed). */
+bool arg_timeout_or_reply(struct cmd_ctx *c, struct slice s, long long *ms) {
+    long double t;
+    if (!str_to_ld(s.ptr, s.len, &t)) {
+        reply_error(&c->r, "ERR timeout is not a float or out of range");
+        return false;
+    }
+    t *= 1000.0L;
+    if (t < 0) {
+        reply_error(&c->r, "ERR timeout is negative");
+        return false;
+    }
+    if (t > (long double)(LLONG_MAX / 4)) {
+        reply_error(&c->r, "ERR timeout is out of range");
+        return false;
+    }
+    *ms = (long long)ceill(t);
+    return true;
+}
+
+/* Nothing to serve: wait on argv[first..end), or, when the wait is over,
+ * reply the null array Redis answers every timed-out list or zset wait with. */
+void ctx_block_or_timeout(struct cmd_ctx *c, int first, int end, long long timeout_ms) {
+    if (c->timed_out) {
+        reply_null_array(&c->r);
+        return;
+    }
+    for (int j = first; j < end; j++) ctx_block_on(c, c->argv[j]);
+    c->block_timeout_ms = timeout_ms;
 }

@@ -469,40 +469,9 @@ static void cmd_lmpop(struct cmd_ctx *c) {
  * is pushed to or the timeout passes).
  * ------------------------------------------------------------------------- */
 
-/* Redis's getTimeoutFromObjectOrReply, in seconds (decimals allowed). */
-static bool timeout_or_reply(struct cmd_ctx *c, struct slice s, long long *ms) {
-    long double t;
-    if (!str_to_ld(s.ptr, s.len, &t)) {
-        reply_error(&c->r, "ERR timeout is not a float or out of range");
-        return false;
-    }
-    t *= 1000.0L;
-    if (t < 0) {
-        reply_error(&c->r, "ERR timeout is negative");
-        return false;
-    }
-    if (t > (long double)(LLONG_MAX / 4)) {
-        reply_error(&c->r, "ERR timeout is out of range");
-        return false;
-    }
-    *ms = (long long)ceill(t);
-    return true;
-}
-
-/* Nothing to serve: wait on argv[first..end), or reply the timeout reply. */
-static void block_or_timeout(struct cmd_ctx *c, int first, int end, long long timeout_ms, bool null_array) {
-    if (c->timed_out) {
-        if (null_array) reply_null_array(&c->r);
-        else reply_null(&c->r);
-        return;
-    }
-    for (int j = first; j < end; j++) ctx_block_on(c, c->argv[j]);
-    c->block_timeout_ms = timeout_ms;
-}
-
 static void bpop_generic(struct cmd_ctx *c, bool tail) {
     long long timeout;
-    if (!timeout_or_reply(c, c->argv[c->argc - 1], &timeout)) return;
+    if (!arg_timeout_or_reply(c, c->argv[c->argc - 1], &timeout)) return;
     for (int j = 1; j < c->argc - 1; j++) {
         struct list_obj *l;
         if (!get_list(c, c->argv[j], LOOKUP_NONE, &l)) return;
@@ -516,7 +485,7 @@ static void bpop_generic(struct cmd_ctx *c, bool tail) {
         after_removal(c, l, c->argv[j]);
         return;
     }
-    block_or_timeout(c, 1, c->argc - 1, timeout, true);
+    ctx_block_or_timeout(c, 1, c->argc - 1, timeout);
 }
 
 static void cmd_blpop(struct cmd_ctx *c) { bpop_generic(c, false); }
@@ -524,11 +493,11 @@ static void cmd_brpop(struct cmd_ctx *c) { bpop_generic(c, true); }
 
 static void blmove_generic(struct cmd_ctx *c, bool from_tail, bool to_tail, struct slice timeout_arg) {
     long long timeout;
-    if (!timeout_or_reply(c, timeout_arg, &timeout)) return;
+    if (!arg_timeout_or_reply(c, timeout_arg, &timeout)) return;
     struct list_obj *src;
     if (!get_list(c, c->argv[1], LOOKUP_NONE, &src)) return;
     if (src && list_len(src) > 0) lmove_generic(c, from_tail, to_tail);
-    else block_or_timeout(c, 1, 2, timeout, true);   /* Redis times out every list wait with a null array */
+    else ctx_block_or_timeout(c, 1, 2, timeout);
 }
 
 static void cmd_blmove(struct cmd_ctx *c) {
@@ -543,17 +512,11 @@ static void cmd_brpoplpush(struct cmd_ctx *c) { blmove_generic(c, true, false, c
 static void cmd_blmpop(struct cmd_ctx *c) {
     long long timeout;
     int nkeys;
-    if (!timeout_or_reply(c, c->argv[1], &timeout)) return;
+    if (!arg_timeout_or_reply(c, c->argv[1], &timeout)) return;
     if (lmpop_at(c, 2, &nkeys)) return;
-    block_or_timeout(c, 3, 3 + nkeys, timeout, true);
+    ctx_block_or_timeout(c, 3, 3 + nkeys, timeout);
 }
 
-/* BLMPOP's keys: numkeys at argv[2], the keys after it. */
-static int blmpop_keys(int argc, const struct slice *argv, int *pos, int maxpos) {
-    int n = argc > 1 ? keys_numkeys_first(argc - 1, argv + 1, pos, maxpos) : 0;
-    for (int i = 0; i < n; i++) pos[i]++;
-    return n;
-}
 
 /* LMPOP's keys: the numkeys arguments after numkeys, when it is valid. */
 static int lmpop_keys(int argc, const struct slice *argv, int *pos, int maxpos) {
@@ -631,7 +594,7 @@ const struct command list_commands[] = {
     CMD("brpoplpush", 4, W | D | CMD_NOSCRIPT | CMD_BLOCKING, 1, 2, 1, cmd_brpoplpush, "@write @list @slow @blocking",
         "Pop an element from a list, push it to another list and return it; or block until one is available",
         "2.2.0", "list", "O(1)", "source:key destination:key timeout:double"),
-    { "blmpop", -5, W | CMD_BLOCKING | CMD_MOVABLEKEYS, 0, 0, 0, cmd_blmpop, blmpop_keys, "@write @list @slow @blocking",
+    { "blmpop", -5, W | CMD_BLOCKING | CMD_MOVABLEKEYS, 0, 0, 0, cmd_blmpop, keys_numkeys_second, "@write @list @slow @blocking",
       "Pop elements from a list, or block until one is available", "7.0.0", "list",
       "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
       "timeout:double numkeys:integer key:key ... where:oneof(left:pure-token=LEFT right:pure-token=RIGHT) [count:integer=COUNT]",

@@ -71,17 +71,22 @@ static bool zset_write(struct cmd_ctx *c, struct slice key, struct kv_entry ***s
     return true;
 }
 
-/* Store the possibly-moved object back; create or delete the key as needed. */
+/* Store the possibly-moved object back; create or delete the key as needed.
+ * A zset left with members may serve clients blocked on the key. */
 static void zset_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct zset_obj *z) {
     if (slot) {
         zset_store(*slot, z);
-        if (zset_len(z) == 0)
+        if (zset_len(z) == 0) {
             db_delete(c, key);
+            return;
+        }
     } else if (zset_len(z)) {
         db_insert(c, entry_new_obj(key, OBJ_ZSET, z, NO_EXPIRE));
     } else {
         zset_free(z);
+        return;
     }
+    db_signal_ready(c, key);
 }
 
 static bool double_or_reply(struct cmd_ctx *c, struct slice s, double *d, const char *msg) {
@@ -607,19 +612,21 @@ static bool range_ll_or_reply(struct cmd_ctx *c, struct slice s, long long min, 
     return false;
 }
 
-static void cmd_zmpop(struct cmd_ctx *c) {
+/* [B]ZMPOP from the numkeys argument at `at`. False, with nothing replied,
+ * only when nonblock is false and every sorted set was empty. */
+static bool zmpop_at(struct cmd_ctx *c, int at, bool nonblock) {
     long long numkeys, count = -1;
     bool max;
-    if (!range_ll_or_reply(c, c->argv[1], 1, "ERR numkeys should be greater than 0", &numkeys))
-        return;
-    if (numkeys >= c->argc) {          /* also keeps where_idx from overflowing */
+    if (!range_ll_or_reply(c, c->argv[at], 1, "ERR numkeys should be greater than 0", &numkeys))
+        return true;
+    if (numkeys >= c->argc - at) {     /* also keeps where_idx from overflowing */
         reply_error(&c->r, ERR_SYNTAX);
-        return;
+        return true;
     }
-    long long where_idx = 1 + numkeys + 1;
+    long long where_idx = at + numkeys + 1;
     if (where_idx >= c->argc) {
         reply_error(&c->r, ERR_SYNTAX);
-        return;
+        return true;
     }
     if (slice_eq_nocase(c->argv[where_idx], "min")) {
         max = false;
@@ -627,21 +634,73 @@ static void cmd_zmpop(struct cmd_ctx *c) {
         max = true;
     } else {
         reply_error(&c->r, ERR_SYNTAX);
-        return;
+        return true;
     }
     for (int j = (int)where_idx + 1; j < c->argc; j++) {
         int moreargs = c->argc - 1 - j;
         if (count == -1 && slice_eq_nocase(c->argv[j], "count") && moreargs) {
             j++;
             if (!range_ll_or_reply(c, c->argv[j], 1, "ERR count should be greater than 0", &count))
-                return;
+                return true;
         } else {
             reply_error(&c->r, ERR_SYNTAX);
-            return;
+            return true;
         }
     }
     if (count == -1) count = 1;
-    zpop_generic(c, &c->argv[2], (int)numkeys, max, true, count, true, true);
+    if (!nonblock) {
+        bool any = false;
+        for (int j = at + 1; j < where_idx && !any; j++) {
+            struct zset_obj *z;
+            if (!zset_read(c, c->argv[j], &z)) return true;
+            any = z != NULL;
+        }
+        if (!any) return false;
+    }
+    zpop_generic(c, &c->argv[at + 1], (int)numkeys, max, true, count, true, true);
+    return true;
+}
+
+static void cmd_zmpop(struct cmd_ctx *c) { zmpop_at(c, 1, true); }
+
+/* ---------------------------------------------------------------------------
+ * BZPOPMIN BZPOPMAX BZMPOP: the non-blocking form, or wait on the keys
+ * (dispatch.c runs them with all keys held, again on a write or timeout).
+ * ------------------------------------------------------------------------- */
+
+static void bzpopminmax(struct cmd_ctx *c, bool max) {
+    long long timeout;
+    if (!arg_timeout_or_reply(c, c->argv[c->argc - 1], &timeout)) return;
+    for (int j = 1; j < c->argc - 1; j++) {
+        struct kv_entry **slot;
+        struct zset_obj *z;
+        if (!zset_write(c, c->argv[j], &slot, &z)) return;
+        if (!z) continue;
+        /* [key, member, score], flat, as Redis 7.0 */
+        struct zset_it it;
+        size_t rank = max ? zset_len(z) - 1 : 0;
+        zset_it_rank(&it, z, rank);
+        reply_array(&c->r, 3);
+        reply_bulk_slice(&c->r, c->argv[j]);
+        reply_bulk_slice(&c->r, zset_it_member(&it));
+        reply_double(&c->r, zset_it_score_of(&it));
+        zset_delete_range_rank(&z, rank, rank);
+        zset_commit(c, c->argv[j], slot, z);
+        return;
+    }
+    ctx_block_or_timeout(c, 1, c->argc - 1, timeout);
+}
+
+static void cmd_bzpopmin(struct cmd_ctx *c) { bzpopminmax(c, false); }
+static void cmd_bzpopmax(struct cmd_ctx *c) { bzpopminmax(c, true); }
+
+/* BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count] */
+static void cmd_bzmpop(struct cmd_ctx *c) {
+    long long timeout, numkeys;
+    if (!arg_timeout_or_reply(c, c->argv[1], &timeout)) return;
+    if (zmpop_at(c, 2, false)) return;
+    str_to_ll(c->argv[2].ptr, c->argv[2].len, &numkeys);   /* checked by zmpop_at */
+    ctx_block_or_timeout(c, 3, 3 + (int)numkeys, timeout);
 }
 
 /* ---------------------------------------------------------------------------
@@ -1169,5 +1228,15 @@ const struct command zset_commands[] = {
         "numkeys:integer key:key ... [limit:integer=LIMIT]"),
     CMD_KEYS("zmpop", -4, W, 0, 0, 0, cmd_zmpop, keys_numkeys_first, "@write @sortedset @slow", "Remove and return members with scores in a sorted set", "7.0.0", "sorted-set", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
         "numkeys:integer key:key ... where:oneof(min:pure-token=MIN max:pure-token=MAX) [count:integer=COUNT]"),
+    CMD("bzpopmin", -3, W | F | CMD_NOSCRIPT | CMD_BLOCKING, 1, -2, 1, cmd_bzpopmin, "@write @sortedset @fast @blocking",
+        "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available",
+        "5.0.0", "sorted-set", "O(log(N)) with N being the number of elements in the sorted set.", "key:key ... timeout:double"),
+    CMD("bzpopmax", -3, W | F | CMD_NOSCRIPT | CMD_BLOCKING, 1, -2, 1, cmd_bzpopmax, "@write @sortedset @fast @blocking",
+        "Remove and return the member with the highest score from one or more sorted sets, or block until one is available",
+        "5.0.0", "sorted-set", "O(log(N)) with N being the number of elements in the sorted set.", "key:key ... timeout:double"),
+    CMD_KEYS("bzmpop", -5, W | CMD_BLOCKING, 0, 0, 0, cmd_bzmpop, keys_numkeys_second, "@write @sortedset @slow @blocking",
+        "Remove and return members with scores in a sorted set or block until one is available", "7.0.0", "sorted-set",
+        "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
+        "timeout:double numkeys:integer key:key ... where:oneof(min:pure-token=MIN max:pure-token=MAX) [count:integer=COUNT]"),
     CMD_END
 };

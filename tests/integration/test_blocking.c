@@ -114,6 +114,29 @@ static void test_blmove_and_blmpop(void **state) {
     raw_close(w);
 }
 
+static void test_sorted_sets(void **state) {
+    struct fixture *f = FIX(state);
+    char k1[32], k2[32];
+    two_shard_keys(k1, k2);
+    struct raw *w = raw_connect(&f->srv);
+    raw_cmd(w, "BZPOPMIN %s %s 0", k1, k2);
+    h_sleep_ms(50);
+    INT(f->c, 2, "ZADD %s 5 five 1 one", k2);
+    char exp[128];
+    snprintf(exp, sizeof exp, "*3\r\n$%zu\r\n%s\r\n$3\r\none\r\n$1\r\n1\r\n", strlen(k2), k2);
+    raw_expect(w, exp);
+    INT(f->c, 1, "ZCARD %s", k2);
+    long long t0 = h_now_ms();
+    RAW(w, "*-1\r\n", "BZPOPMAX bk:znone 0.1");
+    assert_true(h_now_ms() - t0 >= 90);
+    raw_cmd(w, "BZMPOP 0 2 bk:za bk:zb MAX COUNT 2");
+    h_sleep_ms(50);
+    INT(f->c, 3, "ZADD bk:zb 1 a 2 b 3 c");
+    raw_expect(w, "*2\r\n$5\r\nbk:zb\r\n*2\r\n*2\r\n$1\r\nc\r\n$1\r\n3\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n");
+    ERR(f->c, "ERR timeout is negative", "BZPOPMIN bk:z -1");
+    raw_close(w);
+}
+
 static void test_errors(void **state) {
     redisContext *c = FIX(state)->c;
     ERR(c, "ERR timeout is negative", "BLPOP bk:x -1");
@@ -133,6 +156,7 @@ int main(void) {
         cmocka_unit_test_setup(test_fifo_and_exactly_once, h_flushall),
         cmocka_unit_test_setup(test_gone_waiters_lose_nothing, h_flushall),
         cmocka_unit_test_setup(test_blmove_and_blmpop, h_flushall),
+        cmocka_unit_test_setup(test_sorted_sets, h_flushall),
         cmocka_unit_test_setup(test_errors, h_flushall),
     };
     int rc = cmocka_run_group_tests_name("blocking", tests, h_group_setup, h_group_teardown);
