@@ -88,6 +88,7 @@ void ctx_block_on(struct cmd_ctx *c, struct slice key);
  * argv[first..end) for timeout_ms (0 = forever), or reply the timeout. */
 void ctx_block_or_timeout(struct cmd_ctx *c, int first, int end, long long timeout_ms);
 bool arg_timeout_or_reply(struct cmd_ctx *c, struct slice s, long long *ms);   /* seconds, as Redis */
+bool arg_cursor_or_reply(struct cmd_ctx *c, struct slice s, uint64_t *cursor);  /* ERR invalid cursor */
 
 void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
               int argc, struct slice *argv, int db, uint8_t resp, struct rbuf *out);

@@ -23,6 +23,10 @@ int d_to_str(char *dst, size_t dstlen, double v);
 /* Glob-style matching with Redis's rules (*, ?, [..], \), optionally nocase. */
 bool string_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase);
 
+/* Fast thread-local pseudo-random numbers (xorshift64*, seeded from the
+ * clock): for SPOP, RANDOMKEY and friends, not for anything secret. */
+uint64_t rk_random(void);
+
 uint64_t mstime_now(void);   /* wall clock milliseconds */
 uint64_t ustime_now(void);   /* wall clock microseconds */
 uint64_t monotonic_us(void);

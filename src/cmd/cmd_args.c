@@ -7,7 +7,10 @@
 #include "ringkv/util.h"
 #include "ringkv/db.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <math.h>
 
 bool arg_ll_or_reply(struct cmd_ctx *c, struct slice s, long long *v) {
@@ -82,4 +85,19 @@ void ctx_block_or_timeout(struct cmd_ctx *c, int first, int end, long long timeo
     }
     for (int j = first; j < end; j++) ctx_block_on(c, c->argv[j]);
     c->block_timeout_ms = timeout_ms;
+}
+
+/* A SCAN-family cursor: an unsigned 64-bit decimal, as Redis parses it. */
+bool arg_cursor_or_reply(struct cmd_ctx *c, struct slice s, uint64_t *cursor) {
+    char buf[64], *end;
+    if (s.len == 0 || s.len >= sizeof buf || isspace((unsigned char)s.ptr[0])) goto invalid;
+    memcpy(buf, s.ptr, s.len);
+    buf[s.len] = '\0';
+    errno = 0;
+    *cursor = strtoull(buf, &end, 10);
+    if (*end != '\0' || errno == ERANGE) goto invalid;
+    return true;
+invalid:
+    reply_error(&c->r, "ERR invalid cursor");
+    return false;
 }

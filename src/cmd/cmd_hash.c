@@ -35,17 +35,7 @@
  * Helpers
  * ------------------------------------------------------------------------- */
 
-static _Thread_local uint64_t rng_state;
 
-/* xorshift64*, seeded from the clock on first use in each thread. */
-static uint64_t rnd(void) {
-    if (RK_UNLIKELY(rng_state == 0))
-        rng_state = (ustime_now() ^ ((uint64_t)(uintptr_t)&rng_state << 16)) | 1;
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545F4914F6CDD1DULL;
-}
 
 static inline struct hash_obj *entry_hash(const struct kv_entry *e) {
     return (struct hash_obj *)entry_obj(e);
@@ -83,23 +73,6 @@ static void hash_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **s
     }
 }
 
-/* Redis's parseScanCursorOrReply() takes what strtoul() takes. */
-static bool scan_cursor_or_reply(struct cmd_ctx *c, struct slice s, uint64_t *cursor) {
-    char buf[64], *end;
-
-    if (s.len == 0 || s.len >= sizeof buf || isspace((unsigned char)s.ptr[0]))
-        goto invalid;
-    memcpy(buf, s.ptr, s.len);
-    buf[s.len] = '\0';
-    errno = 0;
-    *cursor = strtoull(buf, &end, 10);
-    if (*end != '\0' || errno == ERANGE)
-        goto invalid;
-    return true;
-invalid:
-    reply_error(&c->r, "ERR invalid cursor");
-    return false;
-}
 
 /* ---------------------------------------------------------------------------
  * Setting and getting fields
@@ -376,13 +349,13 @@ static void hrandfield_count(struct cmd_ctx *c, long long count, bool withvalues
         reply_array_of(c, (size_t)n, withvalues);
         if (m) {
             while (n--) {
-                const struct hm_elem *e = hashmap_random(m, rnd());
+                const struct hm_elem *e = hashmap_random(m, rk_random());
                 reply_pair(c, hm_elem_key(e), hm_elem_val(e), withvalues);
             }
         } else {
             size_t *pos = lp_field_positions(lp, size);
             while (n--)
-                reply_lp_pair(c, lp, pos[rnd() % size], withvalues);
+                reply_lp_pair(c, lp, pos[rk_random() % size], withvalues);
             free(pos);
         }
         return;
@@ -406,7 +379,7 @@ static void hrandfield_count(struct cmd_ctx *c, long long count, bool withvalues
         /* Partial Fisher-Yates over the field positions. */
         size_t *pos = lp_field_positions(lp, size);
         for (size_t i = 0; i < want; i++) {
-            size_t j = i + (size_t)(rnd() % (size - i));
+            size_t j = i + (size_t)(rk_random() % (size - i));
             size_t t = pos[i]; pos[i] = pos[j]; pos[j] = t;
             reply_lp_pair(c, lp, pos[i], withvalues);
         }
@@ -419,7 +392,7 @@ static void hrandfield_count(struct cmd_ctx *c, long long count, bool withvalues
         for (const struct hm_elem *e; k < size && (e = hashmap_iter_next(&it));)
             all[k++] = e;
         for (size_t i = 0; i < want && i < k; i++) {
-            size_t j = i + (size_t)(rnd() % (k - i));
+            size_t j = i + (size_t)(rk_random() % (k - i));
             const struct hm_elem *t = all[i]; all[i] = all[j]; all[j] = t;
             reply_pair(c, hm_elem_key(all[i]), hm_elem_val(all[i]), withvalues);
         }
@@ -430,7 +403,7 @@ static void hrandfield_count(struct cmd_ctx *c, long long count, bool withvalues
         struct hashmap *seen = hashmap_new(false);
         size_t got = 0;
         while (got < want) {
-            const struct hm_elem *e = hashmap_random(m, rnd());
+            const struct hm_elem *e = hashmap_random(m, rk_random());
             if (!hashmap_set(seen, (struct slice){ (const char *)&e, sizeof e }, (struct slice){ NULL, 0 }))
                 continue;
             reply_pair(c, hm_elem_key(e), hm_elem_val(e), withvalues);
@@ -474,10 +447,10 @@ static void cmd_hrandfield(struct cmd_ctx *c) {
     }
     struct hashmap *m = hash_map(h);
     if (m) {
-        reply_bulk_slice(&c->r, hm_elem_key(hashmap_random(m, rnd())));
+        reply_bulk_slice(&c->r, hm_elem_key(hashmap_random(m, rk_random())));
     } else {
         struct listpack *lp = hash_lp(h);
-        size_t pos = lp_seek(lp, (long long)(rnd() % hash_len(h)) * 2);
+        size_t pos = lp_seek(lp, (long long)(rk_random() % hash_len(h)) * 2);
         reply_lp_pair(c, lp, pos, false);
     }
 }
@@ -506,7 +479,7 @@ static void cmd_hscan(struct cmd_ctx *c) {
     struct slice pat = { NULL, 0 };
     struct hash_obj *h;
 
-    if (!scan_cursor_or_reply(c, c->argv[2], &cursor) || !hash_read(c, c->argv[1], &h))
+    if (!arg_cursor_or_reply(c, c->argv[2], &cursor) || !hash_read(c, c->argv[1], &h))
         return;
     if (!h) {
         reply_array(&c->r, 2);

@@ -171,30 +171,13 @@ void cmd_keys(struct cmd_ctx *c) {
     reply_found_keys(c, &f);
 }
 
-/* Redis's parseScanCursorOrReply() takes what strtoul() takes. */
-static bool scan_cursor_or_reply(struct cmd_ctx *c, struct slice s, uint64_t *cursor) {
-    char buf[64], *end;
-
-    if (s.len == 0 || s.len >= sizeof buf || isspace((unsigned char)s.ptr[0]))
-        goto invalid;
-    memcpy(buf, s.ptr, s.len);
-    buf[s.len] = '\0';
-    errno = 0;
-    *cursor = strtoull(buf, &end, 10);
-    if (*end != '\0' || errno == ERANGE)
-        goto invalid;
-    return true;
-invalid:
-    reply_error(&c->r, "ERR invalid cursor");
-    return false;
-}
 
 void cmd_scan(struct cmd_ctx *c) {
     struct key_filter f;
     uint64_t cursor;
     long long count = 10;
 
-    if (!scan_cursor_or_reply(c, c->argv[1], &cursor))
+    if (!arg_cursor_or_reply(c, c->argv[1], &cursor))
         return;
     filter_init(&f, c, SLICE_LIT("*"));
     for (int i = 2; i < c->argc; i += 2) {
@@ -245,24 +228,18 @@ void cmd_scan(struct cmd_ctx *c) {
  * RANDOMKEY, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB
  * ------------------------------------------------------------------------- */
 
-static uint64_t random_u64(void) {
-    static _Thread_local uint64_t x;
-    if (!x) x = monotonic_us() | 1;
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-    return x;
-}
 
 void cmd_randomkey(struct cmd_ctx *c) {
     size_t total;
 
     /* Expired keys met on the way are deleted and another is drawn, as Redis does. */
     while ((total = db_size_all(c, c->db)) != 0) {
-        uint64_t r = random_u64();
+        uint64_t r = rk_random();
         size_t pick = (size_t)(r % total);
         unsigned shard = 0;
         while (pick >= table_size(shard_table(c, shard)))
             pick -= table_size(shard_table(c, shard++));
-        struct kv_entry *e = table_random(shard_table(c, shard), random_u64());
+        struct kv_entry *e = table_random(shard_table(c, shard), rk_random());
         if (!key_is_expired(e, c->now_ms)) {
             reply_bulk_slice(&c->r, entry_key_slice(e));
             return;

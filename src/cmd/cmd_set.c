@@ -27,18 +27,7 @@
  * Helpers
  * ------------------------------------------------------------------------- */
 
-/* Thread-local xorshift64*, seeded from the clock on first use. */
-static _Thread_local uint64_t rng_state;
 
-static uint64_t rng_next(void) {
-    uint64_t x = rng_state;
-    if (RK_UNLIKELY(x == 0)) x = (ustime_now() ^ (uint64_t)(uintptr_t)&rng_state) | 1;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    rng_state = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
 
 /* The set at key (NULL when absent); false after WRONGTYPE. */
 static bool get_set(struct cmd_ctx *c, struct slice key, unsigned flags, struct set_obj **out) {
@@ -180,7 +169,7 @@ static void spop_count(struct cmd_ctx *c) {
     if (remaining * SPOP_MOVE_STRATEGY_MUL > (size_t)count) {
         /* Few to pop: pop them one by one. */
         for (long long i = 0; i < count; i++)
-            reply_bulk_slice(&c->r, set_obj_pop(&s, rng_next(), &buf));
+            reply_bulk_slice(&c->r, set_obj_pop(&s, rk_random(), &buf));
         set_store(*slot, s);
     } else {
         /* Most go: move the few that stay into a new set, reply what is
@@ -188,7 +177,7 @@ static void spop_count(struct cmd_ctx *c) {
         struct set_obj *keep = set_obj_enc(s) == SET_ENC_INTSET
             ? set_obj_new_intset() : set_obj_new(SLICE_LIT("-"), remaining);
         while (remaining--) {
-            struct slice m = set_obj_pop(&s, rng_next(), &buf);
+            struct slice m = set_obj_pop(&s, rk_random(), &buf);
             set_obj_add(&keep, m);
         }
         reply_members_body(c, s);
@@ -215,7 +204,7 @@ static void cmd_spop(struct cmd_ctx *c) {
         return;
     }
     struct rbuf buf = { 0 };
-    reply_bulk_slice(&c->r, set_obj_pop(&s, rng_next(), &buf));
+    reply_bulk_slice(&c->r, set_obj_pop(&s, rk_random(), &buf));
     rbuf_free(&buf);
     set_store(*slot, s);
     if (set_obj_count(s) == 0) db_delete(c, c->argv[1]);
@@ -245,7 +234,7 @@ static void srandmember_count(struct cmd_ctx *c) {
         /* Repetitions allowed: -count random picks. */
         unsigned long long n = (unsigned long long)-l;
         reply_array(&c->r, (size_t)n);
-        while (n--) reply_bulk_slice(&c->r, set_obj_random(s, rng_next(), buf));
+        while (n--) reply_bulk_slice(&c->r, set_obj_random(s, rk_random(), buf));
         return;
     }
     size_t size = set_obj_count(s);
@@ -259,12 +248,12 @@ static void srandmember_count(struct cmd_ctx *c) {
         /* Close to the whole set: copy it and remove random members. */
         pick = set_obj_dup(s);
         struct rbuf tmp = { 0 };
-        while (set_obj_count(pick) > count) set_obj_pop(&pick, rng_next(), &tmp);
+        while (set_obj_count(pick) > count) set_obj_pop(&pick, rk_random(), &tmp);
         rbuf_free(&tmp);
     } else {
         /* Few: add random members until there are enough distinct ones. */
         pick = set_obj_new_intset();
-        while (set_obj_count(pick) < count) set_obj_add(&pick, set_obj_random(s, rng_next(), buf));
+        while (set_obj_count(pick) < count) set_obj_add(&pick, set_obj_random(s, rk_random(), buf));
     }
     reply_members(c, pick, false);
     set_obj_free(pick);
@@ -286,7 +275,7 @@ static void cmd_srandmember(struct cmd_ctx *c) {
         return;
     }
     char buf[SET_BUF_SIZE];
-    reply_bulk_slice(&c->r, set_obj_random(s, rng_next(), buf));
+    reply_bulk_slice(&c->r, set_obj_random(s, rk_random(), buf));
 }
 
 static void cmd_smove(struct cmd_ctx *c) {
@@ -476,20 +465,6 @@ static int sintercard_keys(int argc, const struct slice *argv, int *pos, int max
  * SSCAN
  * ------------------------------------------------------------------------- */
 
-/* Redis's parseScanCursorOrReply() takes what strtoul() takes. */
-static bool scan_cursor_or_reply(struct cmd_ctx *c, struct slice s, uint64_t *cursor) {
-    char buf[64], *end;
-    if (s.len == 0 || s.len >= sizeof buf || isspace((unsigned char)s.ptr[0])) goto invalid;
-    memcpy(buf, s.ptr, s.len);
-    buf[s.len] = '\0';
-    errno = 0;
-    *cursor = strtoull(buf, &end, 10);
-    if (*end != '\0' || errno == ERANGE) goto invalid;
-    return true;
-invalid:
-    reply_error(&c->r, "ERR invalid cursor");
-    return false;
-}
 
 struct scan_state {
     struct slice pattern;     /* ptr NULL: every member */
@@ -508,7 +483,7 @@ static void scan_collect(void *ud, struct slice m) {
 static void cmd_sscan(struct cmd_ctx *c) {
     uint64_t cursor;
     struct set_obj *s;
-    if (!scan_cursor_or_reply(c, c->argv[2], &cursor)) return;
+    if (!arg_cursor_or_reply(c, c->argv[2], &cursor)) return;
     if (!get_set(c, c->argv[1], LOOKUP_READ, &s)) return;
     if (!s) {
         reply_array(&c->r, 2);

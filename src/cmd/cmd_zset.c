@@ -38,16 +38,7 @@
  * Helpers
  * ------------------------------------------------------------------------- */
 
-static _Thread_local uint64_t rng_state;
 
-static uint64_t rnd(void) {
-    if (RK_UNLIKELY(rng_state == 0))
-        rng_state = (ustime_now() ^ ((uint64_t)(uintptr_t)&rng_state << 16)) | 1;
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545F4914F6CDD1DULL;
-}
 
 static inline struct zset_obj *entry_zset(const struct kv_entry *e) {
     return (struct zset_obj *)entry_obj(e);
@@ -108,23 +99,6 @@ static bool positive_or_reply(struct cmd_ctx *c, struct slice s, const char *msg
     return true;
 }
 
-/* Redis's parseScanCursorOrReply() takes what strtoul() takes. */
-static bool scan_cursor_or_reply(struct cmd_ctx *c, struct slice s, uint64_t *cursor) {
-    char buf[64], *end;
-
-    if (s.len == 0 || s.len >= sizeof buf || isspace((unsigned char)s.ptr[0]))
-        goto invalid;
-    memcpy(buf, s.ptr, s.len);
-    buf[s.len] = '\0';
-    errno = 0;
-    *cursor = strtoull(buf, &end, 10);
-    if (*end != '\0' || errno == ERANGE)
-        goto invalid;
-    return true;
-invalid:
-    reply_error(&c->r, "ERR invalid cursor");
-    return false;
-}
 
 /* An array of n members, with scores: flat in RESP2, [member, score] pairs in RESP3. */
 static void reply_elems_len(struct cmd_ctx *c, size_t n, bool withscores) {
@@ -740,7 +714,7 @@ static void zrandmember_count(struct cmd_ctx *c, long long count, bool withscore
         reply_elems_len(c, (size_t)n, withscores);
         if (lp) all = lp_positions(z, size);
         while (n--) {
-            size_t r = (size_t)(rnd() % size);
+            size_t r = (size_t)(rk_random() % size);
             if (lp) it = all[r];
             else zset_it_rank(&it, z, r);
             reply_elem(c, zset_it_member(&it), zset_it_score_of(&it), withscores);
@@ -764,7 +738,7 @@ static void zrandmember_count(struct cmd_ctx *c, long long count, bool withscore
         if (lp) all = lp_positions(z, size);
         for (size_t i = 0; i < size; i++) ranks[i] = i;
         for (size_t i = 0; i < want; i++) {
-            size_t j = i + (size_t)(rnd() % (size - i));
+            size_t j = i + (size_t)(rk_random() % (size - i));
             size_t t = ranks[i]; ranks[i] = ranks[j]; ranks[j] = t;
             if (lp) it = all[ranks[i]];
             else zset_it_rank(&it, z, ranks[i]);
@@ -777,7 +751,7 @@ static void zrandmember_count(struct cmd_ctx *c, long long count, bool withscore
     /* A small share of a big set: random ranks, skipping repeats. */
     struct hashmap *seen = hashmap_new(false);
     for (size_t got = 0; got < want;) {
-        size_t r = (size_t)(rnd() % size);
+        size_t r = (size_t)(rk_random() % size);
         if (!hashmap_set(seen, (struct slice){ (const char *)&r, sizeof r }, (struct slice){ NULL, 0 }))
             continue;
         zset_it_rank(&it, z, r);
@@ -819,7 +793,7 @@ static void cmd_zrandmember(struct cmd_ctx *c) {
         return;
     }
     struct zset_it it;
-    zset_it_rank(&it, z, (size_t)(rnd() % zset_len(z)));
+    zset_it_rank(&it, z, (size_t)(rk_random() % zset_len(z)));
     reply_bulk_slice(&c->r, zset_it_member(&it));
 }
 
@@ -852,7 +826,7 @@ static void cmd_zscan(struct cmd_ctx *c) {
     struct slice pat = { NULL, 0 };
     struct zset_obj *z;
 
-    if (!scan_cursor_or_reply(c, c->argv[2], &cursor) || !zset_read(c, c->argv[1], &z))
+    if (!arg_cursor_or_reply(c, c->argv[2], &cursor) || !zset_read(c, c->argv[1], &z))
         return;
     if (!z) {
         reply_array(&c->r, 2);

@@ -364,3 +364,15 @@ uint64_t monotonic_us(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
+
+static _Thread_local uint64_t rng_state;
+
+uint64_t rk_random(void) {
+    uint64_t x = rng_state;
+    if (RK_UNLIKELY(x == 0)) x = (ustime_now() ^ ((uint64_t)(uintptr_t)&rng_state << 16)) | 1;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
