@@ -55,8 +55,7 @@ SERVER_PID=
 PORT=
 HELPER_PID=
 
-log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+. "$ROOT/bench/lib.sh"
 
 cleanup() {
     [ -n "$HELPER_PID" ] && kill "$HELPER_PID" 2>/dev/null || true
@@ -78,10 +77,6 @@ taskset -c "$CLIENT_CPU" true 2>/dev/null || die "cannot run on CPU(s) $CLIENT_C
 
 # 8000 idle connections need descriptors on both sides; children inherit this
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 # cmdline_for KIND: the server command (KIND: redis | ringkv-tN)
 cmdline_for() {
@@ -119,32 +114,6 @@ start_server() {
 # client's CPU and the comparison would be unfair).
 AFFINITY_NOTES=$WORK/affinity.txt
 : >"$AFFINITY_NOTES"
-check_affinity() {
-    local kind=$1 t lst
-    for t in /proc/"$SERVER_PID"/task/*; do
-        lst=$(awk '/^Cpus_allowed_list:/ { print $2 }' "$t/status" 2>/dev/null) || continue
-        if [ -n "$lst" ] && [ "$lst" != "$SERVER_CPU" ]; then
-            echo "$kind: thread $(basename "$t") ($(cat "$t/comm" 2>/dev/null)) may run on CPUs $lst, not $SERVER_CPU" |
-                tee -a "$AFFINITY_NOTES" >&2
-        fi
-    done
-}
-
-stop_server() {
-    [ -n "$SERVER_PID" ] || return 0
-    kill -TERM "$SERVER_PID" 2>/dev/null || true
-    local i
-    for i in $(seq 1 300); do
-        kill -0 "$SERVER_PID" 2>/dev/null || break
-        sleep 0.05
-    done
-    if kill -0 "$SERVER_PID" 2>/dev/null; then
-        log "server $SERVER_PID ignores SIGTERM, killing it"
-        kill -KILL "$SERVER_PID" 2>/dev/null || true
-    fi
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=
-}
 
 # CPU ticks (utime+stime) of every thread of the process: /proc/PID/stat
 # carries the sum over all its threads, including threads that have exited,
@@ -152,12 +121,6 @@ stop_server() {
 cpu_ticks() {
     # fields after the ")" that ends comm: state is $1, utime $12, stime $13
     sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
-}
-
-rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
-
-used_memory() {
-    "$CLI" -p "$PORT" info memory 2>/dev/null | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }'
 }
 
 n_for() {
@@ -261,9 +224,6 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "NA"; else if 
 # med KIND TEST P FIELD(5=rps 6=p50 7=p99 8=max 9=cpu) [CLIENTS]
 med() { awk -F'\t' -v k="$1" -v t="$2" -v p="$3" -v f="$4" -v c="${5:-$CLIENTS}" \
             '$1 == k && $2 == t && $3 == p && $11 == c { print $f }' "$RECORDS" | median; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "NA" || b == "NA" || b == 0) print "–"; else printf "%.2f", a / b }'; }
-fmt_rps() { awk -v v="$1" 'BEGIN { if (v == "NA") print "–"; else if (v >= 1e6) printf "%.2fM", v / 1e6; else printf "%.0fk", v / 1e3 }'; }
-fmt() { [ "$1" = NA ] && echo "–" || echo "$1"; }
 
 {
     echo "# ringkv vs Redis: results"

@@ -70,8 +70,7 @@ ERRLOG=$WORK/errors.txt
 SERVER_PID=
 PORT=
 
-log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+. "$ROOT/bench/lib.sh"
 
 cleanup() {
     if [ -n "$SERVER_PID" ]; then
@@ -90,10 +89,6 @@ trap 'exit 130' INT TERM
 taskset -c "$SERVER_CPU" true 2>/dev/null || die "cannot run on CPU(s) $SERVER_CPU"
 taskset -c "$CLIENT_CPU" true 2>/dev/null || die "cannot run on CPU(s) $CLIENT_CPU"
 [ "$N" -ge 600 ] || die "N must be at least 600 (LRANGE_600 reads the list LPUSH fills with N elements)"
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 cmdline_for() {
     case "$1" in
@@ -126,39 +121,9 @@ start_server() {
 
 AFFINITY_NOTES=$WORK/affinity.txt
 : >"$AFFINITY_NOTES"
-check_affinity() {
-    local kind=$1 t lst
-    for t in /proc/"$SERVER_PID"/task/*; do
-        lst=$(awk '/^Cpus_allowed_list:/ { print $2 }' "$t/status" 2>/dev/null) || continue
-        if [ -n "$lst" ] && [ "$lst" != "$SERVER_CPU" ]; then
-            echo "$kind: thread $(basename "$t") ($(cat "$t/comm" 2>/dev/null)) may run on CPUs $lst, not $SERVER_CPU" |
-                tee -a "$AFFINITY_NOTES" >&2
-        fi
-    done
-}
-
-stop_server() {
-    [ -n "$SERVER_PID" ] || return 0
-    kill -TERM "$SERVER_PID" 2>/dev/null || true
-    local i
-    for i in $(seq 1 300); do
-        kill -0 "$SERVER_PID" 2>/dev/null || break
-        sleep 0.05
-    done
-    if kill -0 "$SERVER_PID" 2>/dev/null; then
-        log "server $SERVER_PID ignores SIGTERM, killing it"
-        kill -KILL "$SERVER_PID" 2>/dev/null || true
-    fi
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=
-}
 
 # utime+stime of all the process's threads, exited ones included
 cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
-rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
-used_memory() {
-    "$CLI" -p "$PORT" info memory 2>/dev/null | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }'
-}
 
 # bench_args TNAME: what follows the common options for this line
 bench_args() {
@@ -269,9 +234,6 @@ elapsed=$(( $(date +%s) - started ))
 median() { grep -v '^NA$' | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "NA"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # med KIND LABEL FIELD(4=rps 5=cpu)
 med() { awk -F'\t' -v k="$1" -v l="$2" -v f="$3" '$1 == k && $2 == l { print $f }' "$RECORDS" | median; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "NA" || b == "NA" || b == 0) print "–"; else printf "%.2f", a / b }'; }
-fmt_rps() { awk -v v="$1" 'BEGIN { if (v == "NA") print "–"; else if (v >= 1e6) printf "%.2fM", v / 1e6; else printf "%.0fk", v / 1e3 }'; }
-fmt() { [ "$1" = NA ] && echo "–" || echo "$1"; }
 # verdict RATIO OP LIMIT: yes / **no** / –
 verdict() { awk -v r="$1" -v op="$2" -v lim="$3" 'BEGIN { if (r == "–") print "–";
             else if ((op == ">=" && r + 0 >= lim) || (op == "<=" && r + 0 <= lim)) print "yes"; else print "**no**" }'; }

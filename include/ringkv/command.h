@@ -89,6 +89,10 @@ void ctx_block_on(struct cmd_ctx *c, struct slice key);
 void ctx_block_or_timeout(struct cmd_ctx *c, int first, int end, long long timeout_ms);
 bool arg_timeout_or_reply(struct cmd_ctx *c, struct slice s, long long *ms);   /* seconds, as Redis */
 bool arg_cursor_or_reply(struct cmd_ctx *c, struct slice s, uint64_t *cursor);  /* ERR invalid cursor */
+/* HRANDFIELD/ZRANDMEMBER key count [WITH<flag>]: argv[2] and argv[3]. */
+bool arg_rand_count_or_reply(struct cmd_ctx *c, const char *with_flag, long long *count, bool *with);
+/* Most samples a negative count may ask for: replies are built whole. */
+#define RAND_MAX_REPEAT (1LL << 24)
 
 void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
               int argc, struct slice *argv, int db, uint8_t resp, struct rbuf *out);
@@ -141,6 +145,8 @@ int keys_numkeys_second(int argc, const struct slice *argv, int *pos, int maxpos
 
 /* Argument helpers for handlers (cmd_args.c): false after replying the error. */
 bool arg_ll_or_reply(struct cmd_ctx *c, struct slice s, long long *v);   /* ERR value is not an integer... */
+/* An integer >= min; msg (with its "ERR " prefix) for both a non-integer and a smaller value. */
+bool arg_min_or_reply(struct cmd_ctx *c, struct slice s, long long min, long long *v, const char *msg);
 /* The slot of key's entry if it holds an object of `type`, NULL if the key is
  * absent. A key of another type gets WRONGTYPE: *wrong is set, NULL returned. */
 struct kv_entry **lookup_typed_or_reply(struct cmd_ctx *c, struct slice key, unsigned type,

@@ -47,5 +47,6 @@ void reply_help(struct reply *r, const char **lines, size_t n);   /* HELP subcom
 #define ERR_NOAUTH      "NOAUTH Authentication required."
 #define ERR_NO_SUCH_KEY "ERR no such key"
 #define ERR_DB_INDEX    "ERR DB index is out of range"
+#define ERR_POSITIVE    "ERR value is out of range, must be positive"
 
 #endif

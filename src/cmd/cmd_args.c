@@ -19,6 +19,12 @@ bool arg_ll_or_reply(struct cmd_ctx *c, struct slice s, long long *v) {
     return false;
 }
 
+bool arg_min_or_reply(struct cmd_ctx *c, struct slice s, long long min, long long *v, const char *msg) {
+    if (str_to_ll(s.ptr, s.len, v) && *v >= min) return true;
+    reply_error(&c->r, msg);
+    return false;
+}
+
 struct kv_entry **lookup_typed_or_reply(struct cmd_ctx *c, struct slice key, unsigned type,
                                         unsigned flags, bool *wrong) {
     *wrong = false;
@@ -100,4 +106,25 @@ bool arg_cursor_or_reply(struct cmd_ctx *c, struct slice s, uint64_t *cursor) {
 invalid:
     reply_error(&c->r, "ERR invalid cursor");
     return false;
+}
+
+bool arg_rand_count_or_reply(struct cmd_ctx *c, const char *with_flag, long long *count, bool *with) {
+    if (!arg_ll_or_reply(c, c->argv[2], count)) return false;
+    if (*count < -LLONG_MAX) {
+        reply_errorf(&c->r, "ERR value is out of range, value must between %lld and %lld", -LLONG_MAX, LLONG_MAX);
+        return false;
+    }
+    *with = false;
+    if (c->argc > 4 || (c->argc == 4 && !slice_eq_nocase(c->argv[3], with_flag))) {
+        reply_error(&c->r, ERR_SYNTAX);
+        return false;
+    }
+    if (c->argc == 4) {
+        *with = true;
+        if (*count < -LLONG_MAX / 2 || *count > LLONG_MAX / 2) {
+            reply_error(&c->r, "ERR value is out of range");
+            return false;
+        }
+    }
+    return true;
 }

@@ -29,7 +29,6 @@
  * thing that grows with the count, and it is built whole in memory before
  * it is sent. Past this many elements ringkv answers "ERR value is out of
  * range" instead of growing the reply without bound (Redis would try). */
-#define RANDFIELD_MAX_REPEAT (1LL << 24)
 
 /* ---------------------------------------------------------------------------
  * Helpers
@@ -342,7 +341,7 @@ static void hrandfield_count(struct cmd_ctx *c, long long count, bool withvalues
     /* Repeats allowed (negative count), or one field: sample every time. */
     if (count < 0 || count == 1) {
         long long n = count < 0 ? -count : count;
-        if (n > RANDFIELD_MAX_REPEAT) {
+        if (n > RAND_MAX_REPEAT) {
             reply_error(&c->r, "ERR value is out of range");
             return;
         }
@@ -416,24 +415,8 @@ static void hrandfield_count(struct cmd_ctx *c, long long count, bool withvalues
 static void cmd_hrandfield(struct cmd_ctx *c) {
     if (c->argc >= 3) {
         long long count;
-        if (!arg_ll_or_reply(c, c->argv[2], &count))
-            return;
-        if (count < -LLONG_MAX) {
-            reply_errorf(&c->r, "ERR value is out of range, value must between %lld and %lld",
-                         -LLONG_MAX, LLONG_MAX);
-            return;
-        }
-        bool withvalues = false;
-        if (c->argc > 4 || (c->argc == 4 && !slice_eq_nocase(c->argv[3], "withvalues"))) {
-            reply_error(&c->r, ERR_SYNTAX);
-            return;
-        } else if (c->argc == 4) {
-            withvalues = true;
-            if (count < -LLONG_MAX / 2 || count > LLONG_MAX / 2) {
-                reply_error(&c->r, "ERR value is out of range");
-                return;
-            }
-        }
+        bool withvalues;
+        if (!arg_rand_count_or_reply(c, "withvalues", &count, &withvalues)) return;
         hrandfield_count(c, count, withvalues);
         return;
     }

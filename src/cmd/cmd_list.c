@@ -29,7 +29,6 @@
 #include "ringkv/list_obj.h"
 #include "ringkv/util.h"
 
-#define ERR_MUST_BE_POSITIVE "ERR value is out of range, must be positive"
 #define ERR_INDEX_RANGE      "ERR index out of range"
 #define ERR_RANK_ZERO        "ERR RANK can't be zero: use 1 to start from the first match, " \
     "2 from the second ... or use negative to start from the end of the list"
@@ -69,21 +68,6 @@ static inline struct slice nonnull(struct slice s) {
 static void reply_value(struct reply *r, const struct lp_value *v) {
     if (v->is_int) reply_bulk_ll(r, v->ival);
     else reply_bulk_slice(r, nonnull(v->str));
-}
-
-/* Redis's getRangeLongFromObjectOrReply(min..LLONG_MAX): msg (with its "ERR "
- * prefix) for both a non-integer and a value below min. */
-static bool arg_min_or_reply(struct cmd_ctx *c, struct slice s, long long min, long long *v,
-                             const char *msg) {
-    if (!str_to_ll(s.ptr, s.len, v)) {
-        reply_error(&c->r, msg);
-        return false;
-    }
-    if (*v < min) {
-        reply_error(&c->r, msg);
-        return false;
-    }
-    return true;
 }
 
 /* LEFT / RIGHT (getListPositionFromObjectOrReply); *tail for RIGHT. */
@@ -144,7 +128,7 @@ static void pop_generic(struct cmd_ctx *c, bool tail) {
         return;
     }
     /* getPositiveLongFromObjectOrReply: one message for both errors */
-    if (hascount && !arg_min_or_reply(c, c->argv[2], 0, &count, ERR_MUST_BE_POSITIVE)) return;
+    if (hascount && !arg_min_or_reply(c, c->argv[2], 0, &count, ERR_POSITIVE)) return;
     if (!get_list(c, c->argv[1], LOOKUP_NONE, &l)) return;
     if (!l) {
         if (hascount) reply_null_array(&c->r);
@@ -518,16 +502,6 @@ static void cmd_blmpop(struct cmd_ctx *c) {
 }
 
 
-/* LMPOP's keys: the numkeys arguments after numkeys, when it is valid. */
-static int lmpop_keys(int argc, const struct slice *argv, int *pos, int maxpos) {
-    long long numkeys;
-    if (argc < 3 || !str_to_ll(argv[1].ptr, argv[1].len, &numkeys) || numkeys < 1 || numkeys > argc - 2)
-        return 0;
-    int n = 0;
-    for (int i = 0; i < numkeys && n < maxpos; i++) pos[n++] = 2 + i;
-    return n;
-}
-
 /* ---------------------------------------------------------------------------
  * Command table
  * ------------------------------------------------------------------------- */
@@ -575,7 +549,7 @@ const struct command list_commands[] = {
         "whereto:oneof(left:pure-token=LEFT right:pure-token=RIGHT)"),
     CMD("rpoplpush", 3, W | D, 1, 2, 1, cmd_rpoplpush, "@write @list @slow", "Remove the last element in a list, prepend it to another list and return it", "1.2.0", "list", "O(1)",
         "source:key destination:key"),
-    { "lmpop", -4, W | CMD_MOVABLEKEYS, 0, 0, 0, cmd_lmpop, lmpop_keys, "@write @list @slow",
+    { "lmpop", -4, W | CMD_MOVABLEKEYS, 0, 0, 0, cmd_lmpop, keys_numkeys_first, "@write @list @slow",
       "Pop elements from a list", "7.0.0", "list",
       "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
       "numkeys:integer key:key ... where:oneof(left:pure-token=LEFT right:pure-token=RIGHT) [count:integer=COUNT]",

@@ -21,7 +21,6 @@
 #include "ringkv/set_obj.h"
 #include "ringkv/util.h"
 
-#define ERR_POSITIVE "ERR value is out of range, must be positive"
 
 /* ---------------------------------------------------------------------------
  * Helpers
@@ -63,19 +62,6 @@ static void reply_members(struct cmd_ctx *c, const struct set_obj *s, bool as_se
 }
 
 static void reply_empty_set(struct cmd_ctx *c) { reply_set(&c->r, 0); }
-
-/* Redis's getPositiveLongFromObjectOrReply(): one message for both errors. */
-static bool positive_or_reply(struct cmd_ctx *c, struct slice s, const char *msg, long long *v) {
-    if (!str_to_ll(s.ptr, s.len, v)) {
-        reply_error(&c->r, msg ? msg : ERR_POSITIVE);
-        return false;
-    }
-    if (*v < 0) {
-        reply_error(&c->r, msg ? msg : ERR_POSITIVE);
-        return false;
-    }
-    return true;
-}
 
 /* ---------------------------------------------------------------------------
  * Single-key commands
@@ -150,7 +136,7 @@ static void spop_count(struct cmd_ctx *c) {
     long long count;
     struct kv_entry **slot;
     struct set_obj *s;
-    if (!positive_or_reply(c, c->argv[2], NULL, &count)) return;
+    if (!arg_min_or_reply(c, c->argv[2], 0, &count, ERR_POSITIVE)) return;
     if (!get_set_slot(c, c->argv[1], &slot, &s)) return;
     if (!s || count == 0) {
         reply_empty_set(c);
@@ -431,7 +417,7 @@ static void cmd_sintercard(struct cmd_ctx *c) {
     for (int i = 2 + (int)numkeys; i < c->argc; i++) {
         if (slice_eq_nocase(c->argv[i], "limit") && i + 1 < c->argc) {
             i++;
-            if (!positive_or_reply(c, c->argv[i], "ERR LIMIT can't be negative", &limit)) return;
+            if (!arg_min_or_reply(c, c->argv[i], 0, &limit, "ERR LIMIT can't be negative")) return;
         } else {
             reply_error(&c->r, ERR_SYNTAX);
             return;
@@ -448,17 +434,6 @@ static void cmd_sintercard(struct cmd_ctx *c) {
         reply_int(&c->r, st.n);
     }
     if (sets != small) free(sets);
-}
-
-/* SINTERCARD numkeys key [key ...]: keys follow numkeys. */
-static int sintercard_keys(int argc, const struct slice *argv, int *pos, int maxpos) {
-    long long numkeys;
-    if (argc < 3 || !str_to_ll(argv[1].ptr, argv[1].len, &numkeys) || numkeys < 1 ||
-        numkeys > argc - 2)
-        return 0;
-    int n = 0;
-    for (int i = 0; i < numkeys && n < maxpos; i++) pos[n++] = 2 + i;
-    return n;
 }
 
 /* ---------------------------------------------------------------------------
@@ -553,7 +528,7 @@ const struct command set_commands[] = {
         "key:key ..."),
     CMD("sdiff", -2, R, 1, -1, 1, cmd_sdiff, "@read @set @slow", "Subtract multiple sets", "1.0.0", "set", "O(N) where N is the total number of elements in all given sets.",
         "key:key ..."),
-    { "sintercard", -3, R | CMD_MOVABLEKEYS, 0, 0, 0, cmd_sintercard, sintercard_keys, "@read @set @slow", "Intersect multiple sets and return the cardinality of the result", "7.0.0", "set", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+    { "sintercard", -3, R | CMD_MOVABLEKEYS, 0, 0, 0, cmd_sintercard, keys_numkeys_first, "@read @set @slow", "Intersect multiple sets and return the cardinality of the result", "7.0.0", "set", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
         "numkeys:integer key:key ... [limit:integer=LIMIT]", NULL, NULL },
     CMD("sinterstore", -3, W | D, 1, -1, 1, cmd_sinterstore, "@write @set @slow", "Intersect multiple sets and store the resulting set in a key", "1.0.0", "set", "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
         "destination:key key:key ..."),

@@ -27,12 +27,10 @@
 
 /* ZRANDMEMBER with a negative count builds its whole reply in memory:
  * past this many elements answer "ERR value is out of range". */
-#define RANDMEMBER_MAX_REPEAT (1LL << 24)
 
 #define ERR_MINMAX_FLOAT "ERR min or max is not a float"
 #define ERR_MINMAX_LEX   "ERR min or max not valid string range item"
 #define ERR_NAN_SCORE    "ERR resulting score is not a number (NaN)"
-#define ERR_POSITIVE     "ERR value is out of range, must be positive"
 
 /* ---------------------------------------------------------------------------
  * Helpers
@@ -85,20 +83,6 @@ static bool double_or_reply(struct cmd_ctx *c, struct slice s, double *d, const 
     reply_error(&c->r, msg ? msg : ERR_NOT_FLOAT);
     return false;
 }
-
-/* Redis's getPositiveLongFromObjectOrReply() with an optional message. */
-static bool positive_or_reply(struct cmd_ctx *c, struct slice s, const char *msg, long long *v) {
-    if (!str_to_ll(s.ptr, s.len, v)) {
-        reply_error(&c->r, msg ? msg : ERR_POSITIVE);
-        return false;
-    }
-    if (*v < 0) {
-        reply_error(&c->r, msg ? msg : ERR_POSITIVE);
-        return false;
-    }
-    return true;
-}
-
 
 /* An array of n members, with scores: flat in RESP2, [member, score] pairs in RESP3. */
 static void reply_elems_len(struct cmd_ctx *c, size_t n, bool withscores) {
@@ -571,7 +555,7 @@ static void zpopminmax(struct cmd_ctx *c, bool max) {
         reply_error(&c->r, ERR_SYNTAX);
         return;
     }
-    if (c->argc == 3 && !positive_or_reply(c, c->argv[2], NULL, &count))
+    if (c->argc == 3 && !arg_min_or_reply(c, c->argv[2], 0, &count, ERR_POSITIVE))
         return;
     zpop_generic(c, &c->argv[1], 1, max, false, count, c->r.resp > 2 && count != -1, false);
 }
@@ -579,19 +563,12 @@ static void zpopminmax(struct cmd_ctx *c, bool max) {
 static void cmd_zpopmin(struct cmd_ctx *c) { zpopminmax(c, false); }
 static void cmd_zpopmax(struct cmd_ctx *c) { zpopminmax(c, true); }
 
-/* A long in [min, LLONG_MAX] or msg. */
-static bool range_ll_or_reply(struct cmd_ctx *c, struct slice s, long long min, const char *msg, long long *v) {
-    if (str_to_ll(s.ptr, s.len, v) && *v >= min) return true;
-    reply_error(&c->r, msg);
-    return false;
-}
-
 /* [B]ZMPOP from the numkeys argument at `at`. False, with nothing replied,
  * only when nonblock is false and every sorted set was empty. */
 static bool zmpop_at(struct cmd_ctx *c, int at, bool nonblock) {
     long long numkeys, count = -1;
     bool max;
-    if (!range_ll_or_reply(c, c->argv[at], 1, "ERR numkeys should be greater than 0", &numkeys))
+    if (!arg_min_or_reply(c, c->argv[at], 1, &numkeys, "ERR numkeys should be greater than 0"))
         return true;
     if (numkeys >= c->argc - at) {     /* also keeps where_idx from overflowing */
         reply_error(&c->r, ERR_SYNTAX);
@@ -614,7 +591,7 @@ static bool zmpop_at(struct cmd_ctx *c, int at, bool nonblock) {
         int moreargs = c->argc - 1 - j;
         if (count == -1 && slice_eq_nocase(c->argv[j], "count") && moreargs) {
             j++;
-            if (!range_ll_or_reply(c, c->argv[j], 1, "ERR count should be greater than 0", &count))
+            if (!arg_min_or_reply(c, c->argv[j], 1, &count, "ERR count should be greater than 0"))
                 return true;
         } else {
             reply_error(&c->r, ERR_SYNTAX);
@@ -707,7 +684,7 @@ static void zrandmember_count(struct cmd_ctx *c, long long count, bool withscore
     /* Repeats allowed (negative count), or one member: sample every time. */
     if (count < 0 || count == 1) {
         long long n = count < 0 ? -count : count;
-        if (n > RANDMEMBER_MAX_REPEAT) {
+        if (n > RAND_MAX_REPEAT) {
             reply_error(&c->r, "ERR value is out of range");
             return;
         }
@@ -764,24 +741,8 @@ static void zrandmember_count(struct cmd_ctx *c, long long count, bool withscore
 static void cmd_zrandmember(struct cmd_ctx *c) {
     if (c->argc >= 3) {
         long long count;
-        if (!arg_ll_or_reply(c, c->argv[2], &count))
-            return;
-        if (count < -LLONG_MAX) {
-            reply_errorf(&c->r, "ERR value is out of range, value must between %lld and %lld",
-                         -LLONG_MAX, LLONG_MAX);
-            return;
-        }
-        bool withscores = false;
-        if (c->argc > 4 || (c->argc == 4 && !slice_eq_nocase(c->argv[3], "withscores"))) {
-            reply_error(&c->r, ERR_SYNTAX);
-            return;
-        } else if (c->argc == 4) {
-            withscores = true;
-            if (count < -LLONG_MAX / 2 || count > LLONG_MAX / 2) {
-                reply_error(&c->r, "ERR value is out of range");
-                return;
-            }
-        }
+        bool withscores;
+        if (!arg_rand_count_or_reply(c, "withscores", &count, &withscores)) return;
         zrandmember_count(c, count, withscores);
         return;
     }
@@ -1036,7 +997,7 @@ static void zsetop_generic(struct cmd_ctx *c, int numkeys_idx, int op, bool stor
             withscores = true;
         } else if (card && remaining >= 2 && slice_eq_nocase(c->argv[j], "limit")) {
             j++; remaining--;
-            if (!positive_or_reply(c, c->argv[j], "ERR LIMIT can't be negative", &limit))
+            if (!arg_min_or_reply(c, c->argv[j], 0, &limit, "ERR LIMIT can't be negative"))
                 goto out;
             j++; remaining--;
         } else {
