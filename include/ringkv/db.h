@@ -27,6 +27,7 @@ struct cmd_ctx;
 extern uint8_t rk_slot_to_shard[RK_SLOTS];
 void slots_assign(unsigned nshards);
 static inline unsigned shard_of_slot(unsigned slot) { return rk_slot_to_shard[slot]; }
+static inline unsigned shard_of_key(const char *key, size_t len) { return rk_slot_to_shard[key_hash_slot(key, len)]; }
 
 struct kv_db {
     struct kv_table table;

@@ -212,7 +212,10 @@ void client_cron(struct worker *w);
 
 /* dispatch.c */
 enum dispatch_result { DISPATCH_DONE, DISPATCH_WAIT };
-enum dispatch_result dispatch_command(struct client *c, int argc, struct slice *argv);
+/* Run or route one parsed command. argv1_shard is the shard owning argv[1]
+ * when the caller has computed it (the parse loop does, to prefetch only
+ * local keys), or -1. */
+enum dispatch_result dispatch_command(struct client *c, int argc, struct slice *argv, int argv1_shard);
 
 /* xshard.c */
 void xshard_send(struct worker *w, unsigned target, struct xmsg *m);

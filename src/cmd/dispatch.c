@@ -62,14 +62,18 @@ static uint64_t movable_key_shards(const struct command *cmd, int argc, const st
 }
 
 /* Bit mask of the shards owning the command's keys (0 when keyless). */
-static uint64_t key_shards(const struct command *cmd, int argc, const struct slice *argv) {
+/* argv1_shard: the shard of argv[1] when the caller already knows it, or -1. */
+static uint64_t key_shards(const struct command *cmd, int argc, const struct slice *argv, int argv1_shard) {
     if (RK_UNLIKELY(cmd->keys_fn)) return movable_key_shards(cmd, argc, argv);
     if (cmd->first_key == 0 || argc <= cmd->first_key) return 0;
     int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
     if (last >= argc) last = argc - 1;
     uint64_t mask = 0;
-    for (int i = cmd->first_key; i <= last; i += cmd->key_step)
-        mask |= 1ull << rk_slot_to_shard[key_hash_slot(argv[i].ptr, argv[i].len)];
+    for (int i = cmd->first_key; i <= last; i += cmd->key_step) {
+        unsigned shard = i == 1 && argv1_shard >= 0 ? (unsigned)argv1_shard
+                                                    : shard_of_key(argv[i].ptr, argv[i].len);
+        mask |= 1ull << shard;
+    }
     return mask;
 }
 
@@ -167,7 +171,7 @@ static void early_done(struct client *c, size_t start, bool queued) {
     client_mark_flush(c);
 }
 
-enum dispatch_result dispatch_command(struct client *c, int argc, struct slice *argv) {
+enum dispatch_result dispatch_command(struct client *c, int argc, struct slice *argv, int argv1_shard) {
     struct worker *w = c->w;
     const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
     if (cmd && cmd->subcommands && argc >= 2) {
@@ -211,7 +215,7 @@ enum dispatch_result dispatch_command(struct client *c, int argc, struct slice *
         /* One thread and nothing to gather per thread: just run it. */
         if (mask == self && !cmd->per_shard) mask = 0;
     } else {
-        mask = srv.nworkers == 1 ? 0 : key_shards(cmd, argc, argv);
+        mask = srv.nworkers == 1 ? 0 : key_shards(cmd, argc, argv, argv1_shard);
     }
     bool keyspace = mask != 0 || (cmd->flags & CMD_ALLSHARDS);
     if (RK_UNLIKELY(cmd->flags & CMD_BLOCKING)) return dispatch_blocking(c, cmd, argc, argv, mask, drop);

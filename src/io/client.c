@@ -217,10 +217,16 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
             if (inline_cmd) break;
         }
         struct slice *argv = (struct slice *)w->batch_argv.buf;
-        /* 2. prefetch the keys (the first argument, usually a key) */
+        /* 2. prefetch the keys (the first argument, usually a key) that live
+         * here; a key of another shard would only pull useless lines in */
         struct key_prefetch kp;
+        int shard1[PARSE_BATCH];
         key_prefetch_start(&kp, &w->shard.dbs[c->db].table);
-        for (size_t i = 0; i < n; i++) key_prefetch_add(&kp, cmds[i].argc >= 2 ? &argv[cmds[i].argv_at + 1] : NULL);
+        for (size_t i = 0; i < n; i++) {
+            const struct slice *key = cmds[i].argc >= 2 ? &argv[cmds[i].argv_at + 1] : NULL;
+            shard1[i] = key && srv.nworkers > 1 ? (int)shard_of_key(key->ptr, key->len) : -1;
+            key_prefetch_add(&kp, shard1[i] < 0 || shard1[i] == (int)w->id ? key : NULL);
+        }
         key_prefetch_begin(&kp);
         /* 3. run them */
         for (size_t i = 0; i < n; i++) {
@@ -228,7 +234,7 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
             key_prefetch_step(&kp, i);
             c->cur_cmd_len = cmds[i].end - off;
             if (cmds[i].argc &&
-                dispatch_command(c, (int)cmds[i].argc, argv + cmds[i].argv_at) == DISPATCH_WAIT)
+                dispatch_command(c, (int)cmds[i].argc, argv + cmds[i].argv_at, shard1[i]) == DISPATCH_WAIT)
                 return off;
             off = cmds[i].end;
             c->in_need = 0;
@@ -319,28 +325,42 @@ void client_wait_on_shard(struct client *c) {
 
 /* ---- reply ordering ---- */
 
+/* The queue's capacity is a power of two: positions wrap with a mask. */
+static inline uint32_t rq_pos(const struct reply_queue *q, uint32_t seq) {
+    return (q->head + (seq - q->base_seq)) & (q->cap - 1);
+}
+
+static inline void rq_pop_head(struct reply_queue *q) {
+    q->head = (q->head + 1) & (q->cap - 1);
+    q->count--;
+    q->base_seq++;
+}
+
 static void rq_move_ready(struct client *c) {
     struct reply_queue *q = c->rq;
     while (q->count && q->items[q->head].ready) {
         struct pending_reply *it = &q->items[q->head];
         rbuf_append(&c->out, q->bytes.buf + it->off, it->len);
-        q->head = (q->head + 1) % q->cap;
-        q->count--;
-        q->base_seq++;
+        rq_pop_head(q);
     }
     if (q->count == 0) q->bytes.len = 0;
     client_mark_flush(c);
 }
 
-/* A reply for request seq came back from another shard. */
+/* A reply for request seq came back from another shard. The oldest one
+ * goes straight to the output; a later one waits in the queue's bytes. */
 void client_reply_ready(struct client *c, uint32_t seq, const char *p, size_t len) {
     struct reply_queue *q = c->rq;
-    uint32_t pos = (q->head + (seq - q->base_seq)) % q->cap;
-    struct pending_reply *it = &q->items[pos];
-    it->off = (uint32_t)q->bytes.len;
-    it->len = (uint32_t)len;
-    it->ready = true;
-    rbuf_append(&q->bytes, p, len);
+    if (seq == q->base_seq) {
+        rbuf_append(&c->out, p, len);
+        rq_pop_head(q);
+    } else {
+        struct pending_reply *it = &q->items[rq_pos(q, seq)];
+        it->off = (uint32_t)q->bytes.len;
+        it->len = (uint32_t)len;
+        it->ready = true;
+        rbuf_append(&q->bytes, p, len);
+    }
     c->inflight--;
     rq_move_ready(c);
     if (c->inflight == 0 && c->wait == WAIT_FORWARDS) client_resume(c);
@@ -353,13 +373,13 @@ uint32_t client_reserve_reply(struct client *c) {
     if (q->count == q->cap) {
         uint32_t cap = q->cap ? q->cap * 2 : 16;
         struct pending_reply *items = rk_malloc(cap * sizeof *items);
-        for (uint32_t i = 0; i < q->count; i++) items[i] = q->items[(q->head + i) % q->cap];
+        for (uint32_t i = 0; i < q->count; i++) items[i] = q->items[(q->head + i) & (q->cap - 1)];
         free(q->items);
         q->items = items;
         q->head = 0;
         q->cap = cap;
     }
-    uint32_t pos = (q->head + q->count) % q->cap;
+    uint32_t pos = (q->head + q->count) & (q->cap - 1);
     q->items[pos].ready = false;
     q->count++;
     return q->base_seq + q->count - 1;
@@ -372,7 +392,7 @@ bool client_replies_queued(const struct client *c) { return c->rq && c->rq->coun
 void client_queue_local_reply(struct client *c, size_t start_off) {
     struct reply_queue *q = c->rq;
     uint32_t seq = client_reserve_reply(c);
-    uint32_t pos = (q->head + (seq - q->base_seq)) % q->cap;
+    uint32_t pos = rq_pos(q, seq);
     q->items[pos].off = (uint32_t)start_off;
     q->items[pos].len = (uint32_t)(q->bytes.len - start_off);
     q->items[pos].ready = true;
