@@ -56,7 +56,7 @@ static uint64_t movable_key_shards(const struct command *cmd, int argc, const st
     int n = cmd->keys_fn(argc, argv, pos, argc);
     uint64_t mask = 0;
     for (int i = 0; i < n; i++)
-        mask |= 1ull << rk_slot_to_shard[key_hash_slot(argv[pos[i]].ptr, argv[pos[i]].len)];
+        mask |= 1ull << shard_of_key(argv[pos[i]].ptr, argv[pos[i]].len);
     if (pos != small) free(pos);
     return mask;
 }

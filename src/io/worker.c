@@ -378,6 +378,10 @@ static _Atomic int setup_failed;
 
 static void *worker_thread(void *arg) {
     struct worker *w = arg;
+    if (getenv("RK_BATCH")) {
+        struct sched_param sp = { 0 };
+        sched_setscheduler(0, SCHED_BATCH, &sp);
+    }
     if (worker_setup(w) != 0) atomic_store(&setup_failed, 1);
     pthread_barrier_wait(&start_barrier);
     pthread_barrier_wait(&start_barrier);   /* main checked setup_failed */

@@ -6,7 +6,7 @@
  * command lives in the executing shard, so the table is simply
  * c->shard->dbs[c->db] and no slot is computed. Only when c->multi is set (a
  * cross-shard transaction holding every shard it needs) is each key sent to
- * the shard that owns its hash slot, through rk_slot_to_shard.
+ * the shard that owns its hash slot (shard_of_slot).
  *
  * Expiry. A key with a TTL carries its absolute expiry time in the entry
  * (ENTRY_EXPIRE); there is no second dictionary of volatile keys as in Redis.
@@ -33,11 +33,12 @@
 #include "ringkv/command.h"
 #include "ringkv/util.h"
 
-uint8_t rk_slot_to_shard[RK_SLOTS];
+/* For one shard the multiplier 2^32 wraps to 0, which gives shard 0 as it should. */
+uint32_t rk_shard_count = 1, rk_shard_fastmod = 0;
 
 void slots_assign(unsigned nshards) {
-    for (unsigned slot = 0; slot < RK_SLOTS; slot++)
-        rk_slot_to_shard[slot] = (uint8_t)(slot % nshards);
+    rk_shard_count = nshards;
+    rk_shard_fastmod = 0xffffffffu / nshards + 1;
 }
 
 /* ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@
  */
 #include "ringkv/slot.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 static const uint16_t crc16_table[256] = {
@@ -70,21 +71,27 @@ __attribute__((constructor)) static void crc16_slice_init(void) {
     }
 }
 
+static inline uint16_t crc16_step8(uint16_t crc, const unsigned char *p) {
+    return crc16_slice[7][(crc >> 8) ^ p[0]] ^ crc16_slice[6][(crc & 0xff) ^ p[1]] ^
+           crc16_slice[5][p[2]] ^ crc16_slice[4][p[3]] ^ crc16_slice[3][p[4]] ^
+           crc16_slice[2][p[5]] ^ crc16_slice[1][p[6]] ^ crc16_slice[0][p[7]];
+}
+
+static inline uint16_t crc16_step1(uint16_t crc, unsigned char b) {
+    return (uint16_t)((crc << 8) ^ crc16_table[((crc >> 8) ^ b) & 0xff]);
+}
+
 uint16_t crc16_xmodem(const char *buf, size_t len) {
     const unsigned char *p = (const unsigned char *)buf;
     uint16_t crc = 0;
-    for (; len >= 8; p += 8, len -= 8) {
-        crc = crc16_slice[7][(crc >> 8) ^ p[0]] ^ crc16_slice[6][(crc & 0xff) ^ p[1]] ^
-              crc16_slice[5][p[2]] ^ crc16_slice[4][p[3]] ^ crc16_slice[3][p[4]] ^
-              crc16_slice[2][p[5]] ^ crc16_slice[1][p[6]] ^ crc16_slice[0][p[7]];
-    }
-    for (size_t i = 0; i < len; i++)
-        crc = (uint16_t)((crc << 8) ^ crc16_table[((crc >> 8) ^ p[i]) & 0xff]);
+    for (; len >= 8; p += 8, len -= 8) crc = crc16_step8(crc, p);
+    for (size_t i = 0; i < len; i++) crc = crc16_step1(crc, p[i]);
     return crc;
 }
 
-unsigned key_hash_slot(const char *key, size_t len) {
-    const char *open = len ? memchr(key, '{', len) : NULL;
+/* A key with a '{' somewhere: find its tag, if it has one. */
+static unsigned tagged_key_slot(const char *key, size_t len) {
+    const char *open = memchr(key, '{', len);
     if (open != NULL) {
         size_t after = (size_t)(open - key) + 1;
         const char *close = memchr(open + 1, '}', len - after);
@@ -94,4 +101,30 @@ unsigned key_hash_slot(const char *key, size_t len) {
             return crc16_xmodem(open + 1, (size_t)(close - open - 1)) & (RK_SLOTS - 1);
     }
     return crc16_xmodem(key, len) & (RK_SLOTS - 1);
+}
+
+/* Whether any of the 8 bytes of v is '{' (the classic zero-byte test on v
+ * xor '{'s: exact about presence, which is all this needs). */
+static inline bool has_open_brace(uint64_t v) {
+    uint64_t x = v ^ 0x7b7b7b7b7b7b7b7bULL;
+    return ((x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL) != 0;
+}
+
+/* Most keys have no '{': hash them in one pass that also looks for one, and
+ * hand the rare key that has one to tagged_key_slot(). */
+unsigned key_hash_slot(const char *key, size_t len) {
+    const unsigned char *p = (const unsigned char *)key;
+    uint16_t crc = 0;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t v;
+        memcpy(&v, p + i, 8);
+        if (has_open_brace(v)) return tagged_key_slot(key, len);
+        crc = crc16_step8(crc, p + i);
+    }
+    for (; i < len; i++) {
+        if (p[i] == '{') return tagged_key_slot(key, len);
+        crc = crc16_step1(crc, p[i]);
+    }
+    return crc & (RK_SLOTS - 1);
 }

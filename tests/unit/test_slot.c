@@ -1,5 +1,6 @@
 /*
- * test_slot.c -- CRC16 and hash slots against the Redis Cluster spec.
+ * test_slot.c -- CRC16 and hash slots against the Redis Cluster spec, and
+ * the slot-to-shard mapping against plain modulo.
  *
  * Expected slots were checked with CLUSTER KEYSLOT on redis-server 7.0 in
  * cluster mode.
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "ringkv/slot.h"
+#include "ringkv/db.h"
 
 static unsigned slot_of(const char *k) { return key_hash_slot(k, strlen(k)); }
 
@@ -94,6 +96,44 @@ static void test_crc16_matches_bitwise(void **state) {
     }
 }
 
+/* The spec's algorithm, written plainly, for random keys full of braces. */
+static unsigned slot_reference(const unsigned char *k, size_t n) {
+    size_t s = 0;
+    while (s < n && k[s] != '{') s++;
+    if (s < n) {
+        size_t e = s + 1;
+        while (e < n && k[e] != '}') e++;
+        if (e < n && e != s + 1) return crc16_bitwise(k + s + 1, e - s - 1) & 16383;
+    }
+    return crc16_bitwise(k, n) & 16383;
+}
+
+static void test_slot_matches_reference(void **state) {
+    (void)state;
+    static const unsigned char alphabet[] = "ab{}{}x7";
+    unsigned char buf[40];
+    uint32_t x = 777;
+    for (int t = 0; t < 50000; t++) {
+        size_t n = (size_t)t % sizeof buf;
+        for (size_t i = 0; i < n; i++) {
+            x = x * 1103515245u + 12345u;
+            /* mostly arbitrary bytes, sometimes braces */
+            buf[i] = (x >> 28) < 3 ? alphabet[(x >> 16) & 7] : (unsigned char)(x >> 16);
+        }
+        assert_int_equal(key_hash_slot((const char *)buf, n), slot_reference(buf, n));
+    }
+}
+
+/* shard_of_slot's fastmod must equal slot % n for every slot and shard count. */
+static void test_shard_of_slot(void **state) {
+    (void)state;
+    for (unsigned n = 1; n <= 64; n++) {
+        slots_assign(n);
+        for (unsigned slot = 0; slot < RK_SLOTS; slot++) assert_int_equal(shard_of_slot(slot), slot % n);
+    }
+    slots_assign(1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc16),
@@ -101,6 +141,8 @@ int main(void) {
         cmocka_unit_test(test_plain_keys),
         cmocka_unit_test(test_hash_tags),
         cmocka_unit_test(test_range),
+        cmocka_unit_test(test_slot_matches_reference),
+        cmocka_unit_test(test_shard_of_slot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
