@@ -88,7 +88,7 @@ void table_prefetch_entry(const struct kv_table *t, uint64_t hash);
  * time of a few commands to complete, and only about a dozen lines are in
  * flight at once (many more and the CPU drops prefetches).
  */
-#define KEY_PREFETCH_MAX          32
+#define KEY_PREFETCH_MAX          64
 #define KEY_PREFETCH_GROUP_AHEAD  12
 #define KEY_PREFETCH_SLOT_AHEAD   8
 #define KEY_PREFETCH_ENTRY_AHEAD  4

@@ -218,20 +218,23 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
         }
         struct slice *argv = (struct slice *)w->batch_argv.buf;
         /* 2. prefetch the keys (the first argument, usually a key) that live
-         * here; a key of another shard would only pull useless lines in */
+         * here. Keys of other shards stay out of the window: they would
+         * only pull useless lines in, and the pipeline's distance ahead
+         * counts local lookups. */
         struct key_prefetch kp;
-        int shard1[PARSE_BATCH];
+        int shard1[PARSE_BATCH], window_pos[PARSE_BATCH];
         key_prefetch_start(&kp, &w->shard.dbs[c->db].table);
         for (size_t i = 0; i < n; i++) {
             const struct slice *key = cmds[i].argc >= 2 ? &argv[cmds[i].argv_at + 1] : NULL;
             shard1[i] = key && srv.nworkers > 1 ? (int)shard_of_key(key->ptr, key->len) : -1;
-            key_prefetch_add(&kp, shard1[i] < 0 || shard1[i] == (int)w->id ? key : NULL);
+            window_pos[i] = shard1[i] < 0 || shard1[i] == (int)w->id ? (int)kp.n : -1;
+            if (window_pos[i] >= 0) key_prefetch_add(&kp, key);
         }
         key_prefetch_begin(&kp);
         /* 3. run them */
         for (size_t i = 0; i < n; i++) {
             if (c->flags & (CF_CLOSE_AFTER | CF_CLOSING)) return len;
-            key_prefetch_step(&kp, i);
+            if (window_pos[i] >= 0) key_prefetch_step(&kp, (size_t)window_pos[i]);
             c->cur_cmd_len = cmds[i].end - off;
             if (cmds[i].argc &&
                 dispatch_command(c, (int)cmds[i].argc, argv + cmds[i].argv_at, shard1[i]) == DISPATCH_WAIT)
