@@ -243,11 +243,18 @@ static void execute_batch(struct worker *w, struct xmsg *m) {
 
 static void collect_replies(struct worker *w, struct xmsg *m) {
     const char *p = m->rep.buf, *end = m->rep.buf + m->rep.len;
+    /* a client's commands travel together: look each client up once per run */
+    uint32_t last_idx = UINT32_MAX, last_gen = 0;
+    struct client *c = NULL;
     while (p < end) {
         struct rep_hdr rh;
         memcpy(&rh, p, sizeof rh);
         p += sizeof rh;
-        struct client *c = client_by_ref(w, rh.idx, rh.gen);
+        if (rh.idx != last_idx || rh.gen != last_gen) {
+            c = client_by_ref(w, rh.idx, rh.gen);
+            last_idx = rh.idx;
+            last_gen = rh.gen;
+        }
         if (c && !(c->flags & CF_CLOSING)) client_reply_ready(c, rh.seq, p, rh.len);
         p += rh.len;
     }
