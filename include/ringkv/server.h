@@ -155,6 +155,8 @@ struct worker {
     _Atomic int sleeping;
     bool min_wait_ok;                          /* kernel takes min_wait_usec */
     unsigned last_cqes;                        /* completions reaped by the last iteration */
+    uint64_t iter_cmds_avg;                    /* commands per iteration, moving average (1/8) */
+    uint32_t batches_pending;                  /* forwarded batches not back yet */
     uint64_t wake_mask;                        /* targets to ring at end of iteration */
     /* the shard lock (cross-shard transactions) */
     struct tx *lock_holder;

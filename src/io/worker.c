@@ -273,6 +273,7 @@ static void worker_cron(struct worker *w) {
  */
 #define BATCH_WAIT_NR 32
 #define MIN_WAIT_LOAD 4    /* completions per wake-up that count as load */
+#define LIGHT_ITER_CMDS 64 /* average commands per iteration below which a worker is lightly loaded */
 
 struct getevents_arg_min {
     uint64_t sigmask;
@@ -321,14 +322,19 @@ static void submit_and_wait(struct worker *w, bool busy) {
     }
     ts.tv_sec = ms / 1000;
     ts.tv_nsec = (ms % 1000) * 1000000;
-    /* A doorbell from another worker must wake us at once, which a minimum
-     * wait would hold back: gather only while no other worker talks to us. */
-    long long min_wait = CONFIG_GET(io_batch_wait_us);
-    bool peers_active = w->now_ms - w->last_peer_ms < 100;
-    /* ...and only under load (the last wake-up found several completions),
+    /* Gather only under load (the last wake-up found several completions),
      * so that a lone request is never held back. */
+    long long min_wait = CONFIG_GET(io_batch_wait_us);
     bool loaded = w->last_cqes >= MIN_WAIT_LOAD;
-    if (w->min_wait_ok && min_wait > 0 && loaded && !peers_active)
+    /* A minimum wait also holds back doorbells from other workers. While
+     * they talk to us, gather only when lightly loaded (few commands per
+     * iteration: every handoff would otherwise cost a wake-up, i.e. a
+     * context switch, for a handful of commands) and not waiting for a
+     * batch of ours to come back (its doorbell is what we wait for). A
+     * busy worker, whose peers keep it fed, wakes at once. */
+    bool peers_active = w->now_ms - w->last_peer_ms < 100;
+    bool light = w->iter_cmds_avg < LIGHT_ITER_CMDS && w->batches_pending == 0;
+    if (w->min_wait_ok && min_wait > 0 && loaded && (!peers_active || light))
         enter_min_wait(w, &ts, (unsigned)min_wait);
     else
         io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
@@ -349,6 +355,7 @@ static void *worker_main(void *arg) {
         io_uring_cq_advance(&w->ring, n);
         w->stats.completions += n;
         w->last_cqes = n;
+        uint64_t work0 = w->stats.commands + w->stats.forwarded_in;
         bool got = xshard_poll(w);
         if (got) w->last_peer_ms = w->now_ms;
         clients_wake_ready(w);
@@ -356,6 +363,8 @@ static void *worker_main(void *arg) {
         worker_cron(w);
         xshard_flush(w);
         client_flush_sends(w);
+        uint64_t work = w->stats.commands + w->stats.forwarded_in - work0;
+        w->iter_cmds_avg = (w->iter_cmds_avg * 7 + work) / 8;
         submit_and_wait(w, got && !xshard_inbox_empty(w));
     }
     return NULL;
