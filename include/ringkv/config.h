@@ -45,7 +45,6 @@ struct rk_config {
     long long io_buffers;           /* provided buffers per thread */
     long long io_buffer_size;
     long long io_batch_wait_us;     /* minimum wait to gather completions (0 = off) */
-    char *io_sched_batch;           /* "yes": worker threads run as SCHED_BATCH */
     char *config_file;
     /* compact encodings of collections (Redis's thresholds) */
     long long list_max_listpack_size;

@@ -57,7 +57,6 @@ static const struct param params[] = {
     {"io-buffers", P_INT, &rk_config.io_buffers, 16, 32768, P_IMMUTABLE},
     {"io-buffer-size", P_MEM, &rk_config.io_buffer_size, 1024, 1 << 20, P_IMMUTABLE},
     {"io-batch-wait-us", P_INT, &rk_config.io_batch_wait_us, 0, 10000, 0},
-    {"io-sched-batch", P_BOOL, &rk_config.io_sched_batch, 0, 0, P_IMMUTABLE},
     {"list-max-listpack-size", P_INT, &rk_config.list_max_listpack_size, -5, 2147483647, 0},
     {"list-max-ziplist-size", P_INT, &rk_config.list_max_listpack_size, -5, 2147483647, 0},
     {"hash-max-listpack-entries", P_INT, &rk_config.hash_max_listpack_entries, 0, 1LL << 40, 0},
@@ -121,7 +120,6 @@ void config_set_defaults(void) {
     set_string(&rk_config.maxmemory_policy, "noeviction", 10);
     set_string(&rk_config.save, "", 0);
     set_string(&rk_config.appendonly, "no", 2);
-    set_string(&rk_config.io_sched_batch, "yes", 3);
     set_string(&rk_config.appendfsync, "everysec", 8);
     set_string(&rk_config.dir, "/tmp", 4);
     set_string(&rk_config.dbfilename, "dump.rdb", 8);

@@ -385,27 +385,8 @@ static int worker_setup(struct worker *w) {
 static pthread_barrier_t start_barrier;
 static _Atomic int setup_failed;
 
-/*
- * Workers run as SCHED_BATCH (io-sched-batch yes): a woken worker does not
- * preempt the task on its CPU. A doorbell then no longer cuts the sender's
- * iteration short: the sender finishes and submits its own sends, and the
- * target runs when the sender sleeps, with a bigger batch waiting. Where
- * workers share a CPU this removes most involuntary context switches
- * (measured: ~7% less CPU per request at -P 16 with two threads on one CPU).
- */
-static void set_sched_batch(struct worker *w) {
-    if (strcmp(rk_config.io_sched_batch, "yes") != 0) return;
-    struct sched_param sp = { 0 };
-    if (sched_setscheduler(0, SCHED_BATCH, &sp) != 0) worker_log(w, "sched_setscheduler(SCHED_BATCH)", errno);
-}
-
 static void *worker_thread(void *arg) {
     struct worker *w = arg;
-    set_sched_batch(w);
-    if (getenv("RK_BATCH")) {
-        struct sched_param sp = { 0 };
-        sched_setscheduler(0, SCHED_BATCH, &sp);
-    }
     if (worker_setup(w) != 0) atomic_store(&setup_failed, 1);
     pthread_barrier_wait(&start_barrier);
     pthread_barrier_wait(&start_barrier);   /* main checked setup_failed */

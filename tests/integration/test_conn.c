@@ -716,12 +716,6 @@ static void test_config(void **state)
     ERR(c, "ERR wrong number of arguments for 'config|get' command", "CONFIG GET");
     ERR(c, "ERR unknown subcommand 'foo'. Try CONFIG HELP.", "CONFIG foo");
     config_get_expect(c, "maxclients", "10000");
-    if (!h_redis_mode()) {
-        /* ringkv's own: set at start only */
-        config_get_expect(c, "io-sched-batch", "yes");
-        ERR(c, "ERR CONFIG SET failed (possibly related to argument 'io-sched-batch') - can't set immutable config",
-            "CONFIG SET io-sched-batch no");
-    }
 
     /* RESETSTAT */
     for (int i = 0; i < 20; i++) STATUS(c, "PONG", "PING");
