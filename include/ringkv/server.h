@@ -121,6 +121,7 @@ struct worker_stats {
     uint64_t commands, forwarded_out, forwarded_in, batches_out, batches_in;
     uint64_t submits, completions, enobufs, connections_total, rejected;
     uint64_t net_in, net_out, tx_started, doorbells;
+    uint64_t buffer_trims;          /* idle receive buffers given back (trim_idle_buffers) */
     uint64_t connected;             /* current clients */
 };
 
@@ -154,6 +155,9 @@ struct worker {
     size_t fwd_argv_cap;
     _Atomic int sleeping;
     bool min_wait_ok;                          /* kernel takes min_wait_usec */
+    bool defer_taskrun;                        /* the ring has IORING_SETUP_DEFER_TASKRUN */
+    bool bufs_touched;                         /* a receive buffer was written since the last trim */
+    long long last_recv_ms;                    /* last completion that delivered bytes */
     unsigned last_cqes;                        /* completions reaped by the last iteration */
     uint64_t iter_cmds_avg;                    /* commands per iteration, moving average (1/8) */
     uint32_t batches_pending;                  /* forwarded batches not back yet */

@@ -412,13 +412,13 @@ void cmd_info(struct cmd_ctx *c) {
             uint64_t sys = __atomic_load_n(&s->submits, __ATOMIC_RELAXED);
             P("thread%u:cpu=%d,connections=%llu,commands=%llu,forwarded_out=%llu,forwarded_in=%llu,"
               "batches_out=%llu,batches_in=%llu,transactions=%llu,doorbells=%llu,submits=%llu,completions=%llu,"
-              "syscalls_per_command=%.4f,buffer_ring_exhausted=%llu\r\n",
+              "syscalls_per_command=%.4f,buffer_ring_exhausted=%llu,buffer_trims=%llu\r\n",
               i, srv.workers[i].cpu, (unsigned long long)s->connected, (unsigned long long)s->commands,
               (unsigned long long)s->forwarded_out, (unsigned long long)s->forwarded_in,
               (unsigned long long)s->batches_out, (unsigned long long)s->batches_in,
               (unsigned long long)s->tx_started, (unsigned long long)s->doorbells, (unsigned long long)sys,
               (unsigned long long)s->completions, cmds ? (double)sys / (double)cmds : 0.0,
-              (unsigned long long)s->enobufs);
+              (unsigned long long)s->enobufs, (unsigned long long)s->buffer_trims);
         }
         P("\r\n");
     }

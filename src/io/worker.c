@@ -66,6 +66,7 @@ static int ring_init(struct worker *w) {
         rc = io_uring_queue_init_params(RING_ENTRIES, &w->ring, &p);
         if (rc == 0) {
             w->ring_fd = w->ring.ring_fd;
+            w->defer_taskrun = i == 0;
             w->min_wait_ok = (p.features & RK_FEAT_MIN_TIMEOUT) && (p.features & IORING_FEAT_EXT_ARG);
             return 0;
         }
@@ -212,6 +213,8 @@ static void on_recv(struct worker *w, struct io_uring_cqe *cqe, uint32_t idx, ui
     if (cqe->res > 0) {
         unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
         const char *data = w->bufs + (size_t)bid * w->buf_size;
+        w->bufs_touched = true;
+        w->last_recv_ms = w->now_ms;
         if (!(c->flags & (CF_CLOSING)))
             client_on_recv(c, data, (size_t)cqe->res);
         worker_recycle_buffer(w, bid);
@@ -244,6 +247,25 @@ static void handle_cqe(struct worker *w, struct io_uring_cqe *cqe) {
     }
 }
 
+/*
+ * An idle thread gives its receive buffers back. The pages of the buffer
+ * ring cost RSS once the kernel has written to them, and a burst of large
+ * reads touches all of them (io-buffers x io-buffer-size: 8 MB per thread by
+ * default). After a second with nothing received they are dropped with
+ * MADV_DONTNEED; the kernel's next write into one faults in a zeroed page.
+ * This is safe only with DEFER_TASKRUN: the kernel then copies received
+ * bytes into a provided buffer only inside this thread's io_uring_enter(),
+ * and every buffer is back in the ring once its completion has been handled,
+ * so between two enters no buffer holds live data.
+ */
+#define BUFFER_IDLE_TRIM_MS 1000
+
+static void trim_idle_buffers(struct worker *w) {
+    if (!w->defer_taskrun || !w->bufs_touched || w->now_ms - w->last_recv_ms < BUFFER_IDLE_TRIM_MS) return;
+    if (madvise(w->bufs, (size_t)w->nbufs * w->buf_size, MADV_DONTNEED) == 0) w->stats.buffer_trims++;
+    w->bufs_touched = false;
+}
+
 static void worker_cron(struct worker *w) {
     long long period = 1000 / CONFIG_GET(hz);
     /* Active expiry is due every period but must not touch a shard that a
@@ -256,6 +278,7 @@ static void worker_cron(struct worker *w) {
     if (w->now_ms - w->last_cron_ms >= period) {
         w->last_cron_ms = w->now_ms;
         client_cron(w);
+        trim_idle_buffers(w);
     }
 }
 

@@ -4,6 +4,8 @@
  * at once, so the kernel runs out of buffers (-ENOBUFS ends a multishot
  * receive) again and again. Every request must still be answered, in order
  * and byte for byte, and the server must say it went through the recovery.
+ * Then the buffers an idle thread gives back (MADV_DONTNEED after a second
+ * without input) must come back as working buffers.
  */
 #include "harness.h"
 
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CLIENTS   16
 #define REQUESTS  300
@@ -54,12 +57,12 @@ static void *client_main(void *arg) {
     return NULL;
 }
 
-static void test_exhausted_buffer_ring(void **state) {
-    struct fixture *f = FIX(state);
+/* Every client pipelines its requests at once; all replies must be exact. */
+static void run_clients(const struct server *srv) {
     pthread_t threads[CLIENTS];
     struct job jobs[CLIENTS];
     for (int i = 0; i < CLIENTS; i++) {
-        jobs[i] = (struct job){ &f->srv, i, 0 };
+        jobs[i] = (struct job){ srv, i, 0 };
         pthread_create(&threads[i], NULL, client_main, &jobs[i]);
     }
     int failures = 0;
@@ -68,16 +71,38 @@ static void test_exhausted_buffer_ring(void **state) {
         failures += jobs[i].failures;
     }
     assert_int_equal(failures, 0);
+}
+
+/* A per-thread counter of INFO ringkv, summed over the threads. */
+static long long ringkv_counter(redisContext *c, const char *name) {
+    redisReply *r = cmd(c, "INFO ringkv");
+    long long sum = 0;
+    size_t n = strlen(name);
+    for (const char *p = r->str; (p = strstr(p, name)); p++)
+        if (p[n] == '=') sum += atoll(p + n + 1);
+    freeReplyObject(r);
+    return sum;
+}
+
+static void test_exhausted_buffer_ring(void **state) {
+    struct fixture *f = FIX(state);
+    run_clients(&f->srv);
     INT(f->c, CLIENTS * REQUESTS, "DBSIZE");
     if (h_redis_mode()) return;
     /* the recovery path really ran */
-    redisReply *r = cmd(f->c, "INFO ringkv");
-    long long exhausted = 0;
-    for (const char *p = r->str; (p = strstr(p, "buffer_ring_exhausted=")); p++)
-        exhausted += atoll(p + strlen("buffer_ring_exhausted="));
-    freeReplyObject(r);
+    long long exhausted = ringkv_counter(f->c, "buffer_ring_exhausted");
     print_message("buffer ring exhausted %lld times\n", exhausted);
     assert_true(exhausted > 0);
+}
+
+static void test_idle_buffers_given_back(void **state) {
+    struct fixture *f = FIX(state);
+    run_clients(&f->srv);
+    usleep(1500 * 1000);   /* every thread idle for more than a second */
+    if (!h_redis_mode()) assert_true(ringkv_counter(f->c, "buffer_trims") > 0);
+    /* the dropped pages come back zeroed and work as buffers again */
+    run_clients(&f->srv);
+    INT(f->c, CLIENTS * REQUESTS, "DBSIZE");
 }
 
 static int setup_small_ring(void **state) {
@@ -88,6 +113,7 @@ static int setup_small_ring(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_exhausted_buffer_ring, h_flushall),
+        cmocka_unit_test_setup(test_idle_buffers_given_back, h_flushall),
     };
     int rc = cmocka_run_group_tests_name("bufring", tests, setup_small_ring, h_group_teardown);
     return rc + h_failures();
