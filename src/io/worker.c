@@ -369,6 +369,7 @@ static void *worker_main(void *arg) {
     rk_arena = &w->shard.arena;
     while (!atomic_load_explicit(&srv.shutdown, memory_order_relaxed)) {
         w->now_ms = (long long)mstime_now();
+        uint64_t work0 = w->stats.commands + w->stats.forwarded_in;
         unsigned head, n = 0;
         struct io_uring_cqe *cqe;
         io_uring_for_each_cqe(&w->ring, head, cqe) {
@@ -378,7 +379,6 @@ static void *worker_main(void *arg) {
         io_uring_cq_advance(&w->ring, n);
         w->stats.completions += n;
         w->last_cqes = n;
-        uint64_t work0 = w->stats.commands + w->stats.forwarded_in;
         bool got = xshard_poll(w);
         if (got) w->last_peer_ms = w->now_ms;
         clients_wake_ready(w);
