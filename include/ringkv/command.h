@@ -89,6 +89,19 @@ void ctx_block_on(struct cmd_ctx *c, struct slice key);
 void ctx_block_or_timeout(struct cmd_ctx *c, int first, int end, long long timeout_ms);
 bool arg_timeout_or_reply(struct cmd_ctx *c, struct slice s, long long *ms);   /* seconds, as Redis */
 bool arg_cursor_or_reply(struct cmd_ctx *c, struct slice s, uint64_t *cursor);  /* ERR invalid cursor */
+
+/* The options of SCAN, HSCAN, SSCAN and ZSCAN. */
+struct scan_args {
+    long long count;           /* COUNT, default 10 */
+    struct slice pattern;      /* MATCH; ptr NULL when absent or "*" (everything) */
+    struct slice type;         /* TYPE (SCAN only); ptr NULL when absent */
+};
+/* Parse [MATCH pattern] [COUNT count] [TYPE type] from argv[first] on; TYPE
+ * only when allow_type. Replies Redis's syntax error on anything else. */
+bool scan_args_or_reply(struct cmd_ctx *c, int first, bool allow_type, struct scan_args *a);
+bool scan_matches(const struct scan_args *a, struct slice s);
+/* The reply's frame: the next cursor, then an array of n elements follows. */
+void reply_scan_head(struct cmd_ctx *c, uint64_t cursor, size_t n);
 /* HRANDFIELD/ZRANDMEMBER key count [WITH<flag>]: argv[2] and argv[3]. */
 bool arg_rand_count_or_reply(struct cmd_ctx *c, const char *with_flag, long long *count, bool *with);
 /* Most samples a negative count may ask for: replies are built whole. */

@@ -108,6 +108,42 @@ invalid:
     return false;
 }
 
+bool scan_args_or_reply(struct cmd_ctx *c, int first, bool allow_type, struct scan_args *a) {
+    *a = (struct scan_args){ .count = 10 };
+    for (int i = first; i < c->argc; i += 2) {
+        bool has_value = i + 1 < c->argc;
+        if (has_value && slice_eq_nocase(c->argv[i], "count")) {
+            if (!arg_ll_or_reply(c, c->argv[i + 1], &a->count))
+                return false;
+            if (a->count < 1) {
+                reply_error(&c->r, ERR_SYNTAX);
+                return false;
+            }
+        } else if (has_value && slice_eq_nocase(c->argv[i], "match")) {
+            struct slice p = c->argv[i + 1];
+            /* "*" matches everything: skip the matcher, as Redis does. */
+            a->pattern = p.len == 1 && p.ptr[0] == '*' ? (struct slice){ NULL, 0 } : p;
+        } else if (has_value && allow_type && slice_eq_nocase(c->argv[i], "type")) {
+            a->type = c->argv[i + 1];
+        } else {
+            reply_error(&c->r, ERR_SYNTAX);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool scan_matches(const struct scan_args *a, struct slice s) {
+    return !a->pattern.ptr || string_match(a->pattern.ptr, a->pattern.len, s.ptr, s.len, false);
+}
+
+void reply_scan_head(struct cmd_ctx *c, uint64_t cursor, size_t n) {
+    char buf[24];
+    reply_array(&c->r, 2);
+    reply_bulk(&c->r, buf, (size_t)ull_to_str(buf, sizeof buf, cursor));
+    reply_array(&c->r, n);
+}
+
 bool arg_rand_count_or_reply(struct cmd_ctx *c, const char *with_flag, long long *count, bool *with) {
     if (!arg_ll_or_reply(c, c->argv[2], count)) return false;
     if (*count < -LLONG_MAX) {

@@ -442,51 +442,24 @@ static void cmd_hrandfield(struct cmd_ctx *c) {
  * HSCAN
  * ------------------------------------------------------------------------- */
 
-struct scan_found {
-    const struct hm_elem **e;
-    size_t n, cap;
-};
-
+/* Entries a hashmap scan step visits, collected as pointers in an rbuf. */
 static void scan_visit(void *ud, const struct hm_elem *e) {
-    struct scan_found *f = ud;
-    if (f->n == f->cap) {
-        f->cap = f->cap ? f->cap * 2 : 16;
-        f->e = rk_realloc(f->e, f->cap * sizeof *f->e);
-    }
-    f->e[f->n++] = e;
+    rbuf_append(ud, &e, sizeof e);
 }
 
 static void cmd_hscan(struct cmd_ctx *c) {
     uint64_t cursor;
-    long long count = 10;
-    struct slice pat = { NULL, 0 };
+    struct scan_args sa;
     struct hash_obj *h;
 
     if (!arg_cursor_or_reply(c, c->argv[2], &cursor) || !hash_read(c, c->argv[1], &h))
         return;
     if (!h) {
-        reply_array(&c->r, 2);
-        reply_bulk(&c->r, "0", 1);
-        reply_array(&c->r, 0);
+        reply_scan_head(c, 0, 0);
         return;
     }
-    for (int i = 3; i < c->argc; i += 2) {
-        bool has_value = i + 1 < c->argc;
-        if (has_value && slice_eq_nocase(c->argv[i], "count")) {
-            if (!arg_ll_or_reply(c, c->argv[i + 1], &count))
-                return;
-            if (count < 1) {
-                reply_error(&c->r, ERR_SYNTAX);
-                return;
-            }
-        } else if (has_value && slice_eq_nocase(c->argv[i], "match")) {
-            pat = c->argv[i + 1];
-        } else {
-            reply_error(&c->r, ERR_SYNTAX);
-            return;
-        }
-    }
-    bool use_pattern = pat.ptr && !(pat.len == 1 && pat.ptr[0] == '*');
+    if (!scan_args_or_reply(c, 3, false, &sa))
+        return;
 
     struct hashmap *m = hash_map(h);
     if (!m) {
@@ -498,13 +471,10 @@ static void cmd_hscan(struct cmd_ctx *c) {
         for (size_t p = lp_first(lp); p != LP_NONE; p = lp_next(lp, lp_next(lp, p))) {
             struct lp_value fv;
             lp_get(lp, p, &fv);
-            struct slice f = lp_value_str(&fv, fbuf);
-            if (!use_pattern || string_match(pat.ptr, pat.len, f.ptr, f.len, false))
+            if (scan_matches(&sa, lp_value_str(&fv, fbuf)))
                 keep[matched++] = p;
         }
-        reply_array(&c->r, 2);
-        reply_bulk(&c->r, "0", 1);
-        reply_array(&c->r, matched * 2);
+        reply_scan_head(c, 0, matched * 2);
         for (size_t i = 0; i < matched; i++) {   /* flat field,value even in RESP3 */
             struct lp_value fv, vv;
             char vbuf[LP_INTBUF_SIZE];
@@ -519,29 +489,23 @@ static void cmd_hscan(struct cmd_ctx *c) {
 
     /* As Redis: stop once COUNT elements are gathered, or after a bounded
      * number of calls when the table is sparse. */
-    struct scan_found found = { 0 };
-    size_t step = count > 1 << 20 ? (size_t)1 << 20 : (size_t)count;
+    struct rbuf found = { 0 };
+    size_t step = sa.count > 1 << 20 ? (size_t)1 << 20 : (size_t)sa.count;
     int budget = 10;
     do {
         cursor = hashmap_scan(m, cursor, step, scan_visit, &found);
-    } while (cursor && --budget > 0 && found.n < (unsigned long long)count);
+    } while (cursor && --budget > 0 && found.len / sizeof(void *) < (unsigned long long)sa.count);
 
-    size_t matched = 0;
-    for (size_t i = 0; i < found.n; i++) {
-        struct slice f = hm_elem_key(found.e[i]);
-        if (!use_pattern || string_match(pat.ptr, pat.len, f.ptr, f.len, false))
-            found.e[matched++] = found.e[i];
-    }
-    char buf[24];
-    int blen = ull_to_str(buf, sizeof buf, cursor);
-    reply_array(&c->r, 2);
-    reply_bulk(&c->r, buf, (size_t)blen);
-    reply_array(&c->r, matched * 2);
+    const struct hm_elem **e = (const struct hm_elem **)found.buf;
+    size_t n = found.len / sizeof *e, matched = 0;
+    for (size_t i = 0; i < n; i++)
+        if (scan_matches(&sa, hm_elem_key(e[i]))) e[matched++] = e[i];
+    reply_scan_head(c, cursor, matched * 2);
     for (size_t i = 0; i < matched; i++) {
-        reply_bulk_slice(&c->r, hm_elem_key(found.e[i]));
-        reply_bulk_slice(&c->r, hm_elem_val(found.e[i]));
+        reply_bulk_slice(&c->r, hm_elem_key(e[i]));
+        reply_bulk_slice(&c->r, hm_elem_val(e[i]));
     }
-    free(found.e);
+    rbuf_free(&found);
 }
 
 /* ---------------------------------------------------------------------------

@@ -147,8 +147,8 @@ static void filter_init(struct key_filter *f, struct cmd_ctx *c, struct slice pa
         f->pattern = pattern;
 }
 
+/* The keys found, as elements of an array the caller has opened. */
 static void reply_found_keys(struct cmd_ctx *c, struct key_filter *f) {
-    reply_array(&c->r, f->n);
     for (size_t i = 0; i < f->n; i++)
         reply_bulk_slice(&c->r, entry_key_slice(f->found[i]));
     free(f->found);
@@ -168,36 +168,21 @@ void cmd_keys(struct cmd_ctx *c) {
             cursor = table_scan(shard_table(c, i), cursor, 1024, filter_visit, &f);
         } while (cursor);
     }
+    reply_array(&c->r, f.n);
     reply_found_keys(c, &f);
 }
 
 
 void cmd_scan(struct cmd_ctx *c) {
     struct key_filter f;
+    struct scan_args sa;
     uint64_t cursor;
-    long long count = 10;
 
-    if (!arg_cursor_or_reply(c, c->argv[1], &cursor))
+    if (!arg_cursor_or_reply(c, c->argv[1], &cursor) || !scan_args_or_reply(c, 2, true, &sa))
         return;
-    filter_init(&f, c, SLICE_LIT("*"));
-    for (int i = 2; i < c->argc; i += 2) {
-        bool has_value = i + 1 < c->argc;
-        if (has_value && slice_eq_nocase(c->argv[i], "count")) {
-            if (!arg_ll_or_reply(c, c->argv[i + 1], &count))
-                return;
-            if (count < 1) {
-                reply_error(&c->r, ERR_SYNTAX);
-                return;
-            }
-        } else if (has_value && slice_eq_nocase(c->argv[i], "match")) {
-            filter_init(&f, c, c->argv[i + 1]);
-        } else if (has_value && slice_eq_nocase(c->argv[i], "type")) {
-            f.type = c->argv[i + 1];
-        } else {
-            reply_error(&c->r, ERR_SYNTAX);
-            return;
-        }
-    }
+    filter_init(&f, c, sa.pattern);
+    f.type = sa.type;
+    long long count = sa.count;
 
     /* As Redis: stop at COUNT matches, or after 10 * COUNT table calls when
      * the table is sparse, so that one call stays short. */
@@ -217,10 +202,7 @@ void cmd_scan(struct cmd_ctx *c) {
         }
     }
 
-    char buf[24];
-    int n = ull_to_str(buf, sizeof buf, next);
-    reply_array(&c->r, 2);
-    reply_bulk(&c->r, buf, (size_t)n);   /* unsigned: cursors use all 64 bits */
+    reply_scan_head(c, next, f.n);   /* unsigned: cursors use all 64 bits */
     reply_found_keys(c, &f);
 }
 

@@ -442,14 +442,14 @@ static void cmd_sintercard(struct cmd_ctx *c) {
 
 
 struct scan_state {
-    struct slice pattern;     /* ptr NULL: every member */
+    const struct scan_args *args;
     struct rbuf found;        /* members as [len:size_t][bytes] */
     size_t n;
 };
 
 static void scan_collect(void *ud, struct slice m) {
     struct scan_state *st = ud;
-    if (st->pattern.ptr && !string_match(st->pattern.ptr, st->pattern.len, m.ptr, m.len, false)) return;
+    if (!scan_matches(st->args, m)) return;
     rbuf_append(&st->found, &m.len, sizeof m.len);
     rbuf_append(&st->found, m.ptr, m.len);
     st->n++;
@@ -458,37 +458,17 @@ static void scan_collect(void *ud, struct slice m) {
 static void cmd_sscan(struct cmd_ctx *c) {
     uint64_t cursor;
     struct set_obj *s;
+    struct scan_args sa;
     if (!arg_cursor_or_reply(c, c->argv[2], &cursor)) return;
     if (!get_set(c, c->argv[1], LOOKUP_READ, &s)) return;
     if (!s) {
-        reply_array(&c->r, 2);
-        reply_bulk(&c->r, "0", 1);
-        reply_array(&c->r, 0);
+        reply_scan_head(c, 0, 0);
         return;
     }
-    struct scan_state st = { 0 };
-    long long count = 10;
-    for (int i = 3; i < c->argc; i += 2) {
-        bool more = i + 1 < c->argc;
-        if (slice_eq_nocase(c->argv[i], "count") && more) {
-            if (!arg_ll_or_reply(c, c->argv[i + 1], &count)) return;
-            if (count < 1) {
-                reply_error(&c->r, ERR_SYNTAX);
-                return;
-            }
-        } else if (slice_eq_nocase(c->argv[i], "match") && more) {
-            struct slice p = c->argv[i + 1];
-            st.pattern = (p.len == 1 && p.ptr[0] == '*') ? (struct slice){ NULL, 0 } : p;
-        } else {
-            reply_error(&c->r, ERR_SYNTAX);
-            return;
-        }
-    }
-    cursor = set_obj_scan(s, cursor, (size_t)count, scan_collect, &st);
-    char num[32];
-    reply_array(&c->r, 2);
-    reply_bulk(&c->r, num, (size_t)ull_to_str(num, sizeof num, cursor));
-    reply_array(&c->r, st.n);
+    if (!scan_args_or_reply(c, 3, false, &sa)) return;
+    struct scan_state st = { .args = &sa };
+    cursor = set_obj_scan(s, cursor, (size_t)sa.count, scan_collect, &st);
+    reply_scan_head(c, cursor, st.n);
     for (size_t off = 0; off < st.found.len;) {
         size_t len;
         memcpy(&len, st.found.buf + off, sizeof len);

@@ -762,18 +762,9 @@ static void cmd_zrandmember(struct cmd_ctx *c) {
  * ZSCAN
  * ------------------------------------------------------------------------- */
 
-struct scan_found {
-    const struct zsl_node **n;
-    size_t len, cap;
-};
-
+/* Nodes a skiplist scan step visits, collected as pointers in an rbuf. */
 static void scan_visit(void *ud, const struct zsl_node *n) {
-    struct scan_found *f = ud;
-    if (f->len == f->cap) {
-        f->cap = f->cap ? f->cap * 2 : 16;
-        f->n = rk_realloc(f->n, f->cap * sizeof *f->n);
-    }
-    f->n[f->len++] = n;
+    rbuf_append(ud, &n, sizeof n);
 }
 
 static void reply_score_text(struct cmd_ctx *c, double s) {
@@ -783,35 +774,17 @@ static void reply_score_text(struct cmd_ctx *c, double s) {
 
 static void cmd_zscan(struct cmd_ctx *c) {
     uint64_t cursor;
-    long long count = 10;
-    struct slice pat = { NULL, 0 };
+    struct scan_args sa;
     struct zset_obj *z;
 
     if (!arg_cursor_or_reply(c, c->argv[2], &cursor) || !zset_read(c, c->argv[1], &z))
         return;
     if (!z) {
-        reply_array(&c->r, 2);
-        reply_bulk(&c->r, "0", 1);
-        reply_array(&c->r, 0);
+        reply_scan_head(c, 0, 0);
         return;
     }
-    for (int i = 3; i < c->argc; i += 2) {
-        bool has_value = i + 1 < c->argc;
-        if (has_value && slice_eq_nocase(c->argv[i], "count")) {
-            if (!arg_ll_or_reply(c, c->argv[i + 1], &count))
-                return;
-            if (count < 1) {
-                reply_error(&c->r, ERR_SYNTAX);
-                return;
-            }
-        } else if (has_value && slice_eq_nocase(c->argv[i], "match")) {
-            pat = c->argv[i + 1];
-        } else {
-            reply_error(&c->r, ERR_SYNTAX);
-            return;
-        }
-    }
-    bool use_pattern = pat.ptr && !(pat.len == 1 && pat.ptr[0] == '*');
+    if (!scan_args_or_reply(c, 3, false, &sa))
+        return;
 
     struct zskiplist *zs = zset_zsl(z);
     if (!zs) {
@@ -821,13 +794,10 @@ static void cmd_zscan(struct cmd_ctx *c) {
         struct zset_it it;
         size_t rank = 0;
         for (zset_it_rank(&it, z, 0); it.valid; zset_it_next(&it), rank++) {
-            struct slice m = zset_it_member(&it);
-            if (!use_pattern || string_match(pat.ptr, pat.len, m.ptr, m.len, false))
+            if (scan_matches(&sa, zset_it_member(&it)))
                 keep[matched++] = rank;
         }
-        reply_array(&c->r, 2);
-        reply_bulk(&c->r, "0", 1);
-        reply_array(&c->r, matched * 2);
+        reply_scan_head(c, 0, matched * 2);
         for (size_t i = 0; i < matched; i++) {
             zset_it_rank(&it, z, keep[i]);
             reply_bulk_slice(&c->r, zset_it_member(&it));
@@ -837,29 +807,23 @@ static void cmd_zscan(struct cmd_ctx *c) {
         return;
     }
 
-    struct scan_found found = { 0 };
-    size_t step = count > 1 << 20 ? (size_t)1 << 20 : (size_t)count;
+    struct rbuf found = { 0 };
+    size_t step = sa.count > 1 << 20 ? (size_t)1 << 20 : (size_t)sa.count;
     int budget = 10;
     do {
         cursor = zsl_scan(zs, cursor, step, scan_visit, &found);
-    } while (cursor && --budget > 0 && found.len < (unsigned long long)count);
+    } while (cursor && --budget > 0 && found.len / sizeof(void *) < (unsigned long long)sa.count);
 
-    size_t matched = 0;
-    for (size_t i = 0; i < found.len; i++) {
-        struct slice m = zsl_node_member(found.n[i]);
-        if (!use_pattern || string_match(pat.ptr, pat.len, m.ptr, m.len, false))
-            found.n[matched++] = found.n[i];
-    }
-    char buf[24];
-    int blen = ull_to_str(buf, sizeof buf, cursor);
-    reply_array(&c->r, 2);
-    reply_bulk(&c->r, buf, (size_t)blen);
-    reply_array(&c->r, matched * 2);
+    const struct zsl_node **nodes = (const struct zsl_node **)found.buf;
+    size_t n = found.len / sizeof *nodes, matched = 0;
+    for (size_t i = 0; i < n; i++)
+        if (scan_matches(&sa, zsl_node_member(nodes[i]))) nodes[matched++] = nodes[i];
+    reply_scan_head(c, cursor, matched * 2);
     for (size_t i = 0; i < matched; i++) {
-        reply_bulk_slice(&c->r, zsl_node_member(found.n[i]));
-        reply_score_text(c, found.n[i]->score);
+        reply_bulk_slice(&c->r, zsl_node_member(nodes[i]));
+        reply_score_text(c, nodes[i]->score);
     }
-    free(found.n);
+    rbuf_free(&found);
 }
 
 /* ---------------------------------------------------------------------------
