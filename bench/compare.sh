@@ -78,50 +78,10 @@ taskset -c "$CLIENT_CPU" true 2>/dev/null || die "cannot run on CPU(s) $CLIENT_C
 # 8000 idle connections need descriptors on both sides; children inherit this
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-# cmdline_for KIND: the server command (KIND: redis | ringkv-tN)
-cmdline_for() {
-    case "$1" in
-        redis) echo "taskset -c $SERVER_CPU $REDIS --port $PORT --bind 127.0.0.1 --save \"\" --appendonly no" ;;
-        ringkv-t*) echo "taskset -c $SERVER_CPU $RINGKV --port $PORT --bind 127.0.0.1 --threads ${1#ringkv-t}" ;;
-        *) die "unknown server kind $1" ;;
-    esac
-}
-
-start_server() {
-    local kind=$1
-    PORT=$(free_port)
-    local cl
-    cl=$(cmdline_for "$kind")
-    grep -qxF "$(echo "$cl" | sed "s/--port $PORT/--port PORT/")" "$CMDLOG" ||
-        echo "$cl" | sed "s/--port $PORT/--port PORT/" >>"$CMDLOG"
-    case "$kind" in
-        redis) taskset -c "$SERVER_CPU" "$REDIS" --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
-                   >"$WORK/$kind.log" 2>&1 & ;;
-        ringkv-t*) taskset -c "$SERVER_CPU" "$RINGKV" --port "$PORT" --bind 127.0.0.1 --threads "${kind#ringkv-t}" \
-                   >"$WORK/$kind.log" 2>&1 & ;;
-    esac
-    SERVER_PID=$!
-    local i
-    for i in $(seq 1 200); do
-        if "$CLI" -p "$PORT" ping 2>/dev/null | grep -q PONG; then return 0; fi
-        kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/$kind.log" >&2; die "$kind exited at startup"; }
-        sleep 0.05
-    done
-    die "$kind did not answer PING"
-}
-
 # Warn when a server thread may run outside SERVER_CPU (it would take the
 # client's CPU and the comparison would be unfair).
 AFFINITY_NOTES=$WORK/affinity.txt
 : >"$AFFINITY_NOTES"
-
-# CPU ticks (utime+stime) of every thread of the process: /proc/PID/stat
-# carries the sum over all its threads, including threads that have exited,
-# which a walk over /proc/PID/task/*/stat would miss.
-cpu_ticks() {
-    # fields after the ")" that ends comm: state is $1, utime $12, stime $13
-    sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
-}
 
 n_for() {
     case "$1" in 1) echo "$N_P1" ;; 16) echo "$N_P16" ;; 64) echo "$N_P64" ;; *) echo "$N_OTHER" ;; esac

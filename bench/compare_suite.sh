@@ -90,40 +90,8 @@ taskset -c "$SERVER_CPU" true 2>/dev/null || die "cannot run on CPU(s) $SERVER_C
 taskset -c "$CLIENT_CPU" true 2>/dev/null || die "cannot run on CPU(s) $CLIENT_CPU"
 [ "$N" -ge 600 ] || die "N must be at least 600 (LRANGE_600 reads the list LPUSH fills with N elements)"
 
-cmdline_for() {
-    case "$1" in
-        redis) echo "taskset -c $SERVER_CPU $REDIS --port PORT --bind 127.0.0.1 --save \"\" --appendonly no" ;;
-        ringkv-t*) echo "taskset -c $SERVER_CPU $RINGKV --port PORT --bind 127.0.0.1 --threads ${1#ringkv-t}" ;;
-        *) die "unknown server kind $1" ;;
-    esac
-}
-
-start_server() {
-    local kind=$1 cl
-    PORT=$(free_port)
-    cl=$(cmdline_for "$kind")
-    grep -qxF "$cl" "$CMDLOG" || echo "$cl" >>"$CMDLOG"
-    case "$kind" in
-        redis) taskset -c "$SERVER_CPU" "$REDIS" --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
-                   >"$WORK/$kind.log" 2>&1 & ;;
-        ringkv-t*) taskset -c "$SERVER_CPU" "$RINGKV" --port "$PORT" --bind 127.0.0.1 --threads "${kind#ringkv-t}" \
-                   >"$WORK/$kind.log" 2>&1 & ;;
-    esac
-    SERVER_PID=$!
-    local i
-    for i in $(seq 1 200); do
-        if "$CLI" -p "$PORT" ping 2>/dev/null | grep -q PONG; then return 0; fi
-        kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/$kind.log" >&2; die "$kind exited at startup"; }
-        sleep 0.05
-    done
-    die "$kind did not answer PING"
-}
-
 AFFINITY_NOTES=$WORK/affinity.txt
 : >"$AFFINITY_NOTES"
-
-# utime+stime of all the process's threads, exited ones included
-cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
 
 # bench_args TNAME: what follows the common options for this line
 bench_args() {

@@ -1,7 +1,8 @@
-# Shell helpers shared by bench/compare.sh and bench/compare_suite.sh:
-# logging, free ports, stopping a server, reading its memory and formatting
-# figures. Sourced after the caller has set WORK, CLI, SERVER_CPU,
-# SERVER_PID and AFFINITY_NOTES.
+# Shell helpers shared by the bench/ scripts: logging, free ports, starting
+# and stopping a server, its CPU ticks and memory, formatting figures.
+# Sourced after the caller has set CLI, SERVER_CPU and SERVER_PID (and, for
+# start_server, WORK, CMDLOG, REDIS and RINGKV; for check_affinity,
+# AFFINITY_NOTES).
 
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 
@@ -20,6 +21,50 @@ check_affinity() {
                 tee -a "$AFFINITY_NOTES" >&2
         fi
     done
+}
+
+# cmdline_for KIND: the server command as the results show it (KIND: redis | ringkv-tN)
+cmdline_for() {
+    case "$1" in
+        redis) echo "taskset -c $SERVER_CPU $REDIS --port PORT --bind 127.0.0.1 --save \"\" --appendonly no" ;;
+        ringkv-t*) echo "taskset -c $SERVER_CPU $RINGKV --port PORT --bind 127.0.0.1 --threads ${1#ringkv-t}" ;;
+        *) die "unknown server kind $1" ;;
+    esac
+}
+
+# wait_ready NAME LOG: wait until the server SERVER_PID answers PING on PORT
+wait_ready() {
+    local i
+    for i in $(seq 1 200); do
+        if "$CLI" -p "$PORT" ping 2>/dev/null | grep -q PONG; then return 0; fi
+        kill -0 "$SERVER_PID" 2>/dev/null || { cat "$2" >&2; die "$1 exited at startup"; }
+        sleep 0.05
+    done
+    die "$1 did not answer PING"
+}
+
+# start_server KIND: a fresh server on a free PORT, pinned to SERVER_CPU
+start_server() {
+    local kind=$1 cl
+    PORT=$(free_port)
+    cl=$(cmdline_for "$kind")
+    grep -qxF "$cl" "$CMDLOG" || echo "$cl" >>"$CMDLOG"
+    case "$kind" in
+        redis) taskset -c "$SERVER_CPU" "$REDIS" --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
+                   >"$WORK/$kind.log" 2>&1 & ;;
+        ringkv-t*) taskset -c "$SERVER_CPU" "$RINGKV" --port "$PORT" --bind 127.0.0.1 --threads "${kind#ringkv-t}" \
+                   >"$WORK/$kind.log" 2>&1 & ;;
+    esac
+    SERVER_PID=$!
+    wait_ready "$kind" "$WORK/$kind.log"
+}
+
+# CPU ticks (utime+stime) of every thread of the process: /proc/PID/stat
+# carries the sum over all its threads, including threads that have exited,
+# which a walk over /proc/PID/task/*/stat would miss.
+cpu_ticks() {
+    # fields after the ")" that ends comm: state is $1, utime $12, stime $13
+    sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
 }
 
 stop_server() {

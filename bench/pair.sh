@@ -28,9 +28,9 @@ CLIENT_CPU=${CLIENT_CPU:-1}
 BENCH=${BENCH:-redis-benchmark}
 CLI=${CLI:-redis-cli}
 SERVER_PID=
-AFFINITY_NOTES=/dev/null
+LOG=$(mktemp)
 source "$(dirname "$0")/lib.sh"
-trap stop_server EXIT
+trap 'stop_server; rm -f "$LOG"' EXIT
 
 [ $# -ge 1 ] || die "usage: bench/pair.sh LABEL:BINARY:ARGS ..."
 
@@ -39,15 +39,14 @@ run_one() {
     local bin=$1 args=$2 t0 t1
     PORT=$(free_port)
     # shellcheck disable=SC2086
-    taskset -c "$SERVER_CPU" "$bin" --port "$PORT" --bind 127.0.0.1 $args >/dev/null 2>&1 &
+    taskset -c "$SERVER_CPU" "$bin" --port "$PORT" --bind 127.0.0.1 $args >"$LOG" 2>&1 &
     SERVER_PID=$!
-    for _ in $(seq 1 100); do "$CLI" -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
-    kill -0 "$SERVER_PID" 2>/dev/null || die "$bin $args did not start"
-    t0=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
+    wait_ready "$bin $args" "$LOG"
+    t0=$(cpu_ticks "$SERVER_PID")
     # a bounded run: redis-benchmark spins forever if its server goes away
     timeout 300 taskset -c "$CLIENT_CPU" "$BENCH" -p "$PORT" -c "$CLIENTS" -P "$P" -n "$N" \
         ${KEYSPACE:+-r "$KEYSPACE"} -t "$TEST" --csv >/dev/null 2>&1 || die "redis-benchmark failed"
-    t1=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
+    t1=$(cpu_ticks "$SERVER_PID")
     stop_server
     awk -v d="$((t1 - t0))" -v n="$N" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.4f", d / hz * 1e6 / n }'
 }
