@@ -160,7 +160,6 @@ struct worker {
     long long last_recv_ms;                    /* last completion that delivered bytes */
     unsigned last_cqes;                        /* completions reaped by the last iteration */
     uint64_t iter_cmds_avg;                    /* commands per iteration, moving average (1/8) */
-    uint32_t batches_pending;                  /* forwarded batches not back yet */
     uint64_t wake_mask;                        /* targets to ring at end of iteration */
     /* the shard lock (cross-shard transactions) */
     struct tx *lock_holder;

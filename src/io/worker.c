@@ -352,11 +352,11 @@ static void submit_and_wait(struct worker *w, bool busy) {
     /* A minimum wait also holds back doorbells from other workers. While
      * they talk to us, gather only when lightly loaded (few commands per
      * iteration: every handoff would otherwise cost a wake-up, i.e. a
-     * context switch, for a handful of commands) and not waiting for a
-     * batch of ours to come back (its doorbell is what we wait for). A
-     * busy worker, whose peers keep it fed, wakes at once. */
+     * context switch, for a handful of commands), even with a batch of ours
+     * out: its replies then come back with the next gathering instead of
+     * waking us alone. A busy worker, whose peers keep it fed, wakes at once. */
     bool peers_active = w->now_ms - w->last_peer_ms < 100;
-    bool light = w->iter_cmds_avg < LIGHT_ITER_CMDS && w->batches_pending == 0;
+    bool light = w->iter_cmds_avg < LIGHT_ITER_CMDS;
     if (w->min_wait_ok && min_wait > 0 && loaded && (!peers_active || light))
         enter_min_wait(w, &ts, (unsigned)min_wait);
     else

@@ -107,7 +107,6 @@ void xshard_flush(struct worker *w) {
         if (!m) continue;
         w->out_batch[t] = NULL;
         w->stats.batches_out++;
-        w->batches_pending++;
         xshard_send(w, t, m);
     }
     if (w->overflow) retry_overflow(w);
@@ -498,7 +497,6 @@ static void handle_msg(struct worker *w, struct xmsg *m) {
         }
         break;
     case XM_BATCH_DONE:
-        w->batches_pending--;
         collect_replies(w, m);
         break;
     case XM_LOCK:
