@@ -60,9 +60,9 @@ enum client_wait {
 #define CF_CANCEL_SENT    (1u << 8)
 
 struct client {
-    uint64_t id;
+    /* The first cache line holds what every command and every reply coming
+     * back from another shard touches (the allocation is line-aligned). */
     struct worker *w;
-    int fd;
     uint32_t idx, gen;             /* position in w->clients, reuse generation */
     uint32_t flags;
     uint8_t resp;
@@ -70,22 +70,24 @@ struct client {
     uint8_t pending_ops;           /* io_uring ops not yet completed */
     bool reply_off;                /* CLIENT REPLY OFF */
     uint8_t reply_skip;            /* CLIENT REPLY SKIP: drop the next command's reply */
+    uint32_t inflight;             /* forwarded commands not yet answered */
+    struct rbuf out;               /* replies waiting for a send */
+    struct reply_queue *rq;        /* non-NULL while replies wait on other shards */
+    struct client *next_flush;     /* w->flush_list */
     int db;
+    int fd;
+    size_t cur_cmd_len;            /* bytes of the request being dispatched */
     struct rbuf in;                /* unparsed input (split frame or paused) */
     size_t in_off;
     size_t in_need;                /* don't parse again until in.len - in_off >= this */
-    struct rbuf out;               /* replies waiting for a send */
     struct rbuf sending;           /* the send in flight */
     size_t sent;
-    struct reply_queue *rq;        /* non-NULL while replies wait on other shards */
-    uint32_t inflight;             /* forwarded commands not yet answered */
-    struct client *next_flush;     /* w->flush_list */
+    uint64_t id;
     struct client *next_wait;      /* a wait list */
     char *name;
     char *lib_name, *lib_ver;
     long long ctime_ms, last_ms;
     const char *last_cmd;
-    size_t cur_cmd_len;            /* bytes of the request being dispatched */
     /* blocking commands */
     uint32_t block_seq;            /* attempt number: older waiter records are stale */
     long long block_deadline_ms;   /* 0: not blocked yet; LLONG_MAX: no timeout */

@@ -63,7 +63,7 @@ struct client *client_new(struct worker *w, int fd) {
         w->nclients_cap = cap;
     }
     static _Thread_local uint32_t gen_counter;
-    struct client *c = rk_calloc(1, sizeof *c);
+    struct client *c = rk_calloc_aligned(64, sizeof *c);
     c->idx = w->free_idx[--w->nfree];
     c->gen = ++gen_counter & 0xFFFFFF;
     w->clients[c->idx] = c;
@@ -223,12 +223,22 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
          * counts local lookups. */
         struct key_prefetch kp;
         int shard1[PARSE_BATCH], window_pos[PARSE_BATCH];
-        key_prefetch_start(&kp, &w->shard.dbs[c->db].table);
+        unsigned local[PARSE_BATCH], nlocal = 0;
+        const int self = (int)w->id;
         for (size_t i = 0; i < n; i++) {
             const struct slice *key = cmds[i].argc >= 2 ? &argv[cmds[i].argv_at + 1] : NULL;
             shard1[i] = key && srv.nworkers > 1 ? (int)shard_of_key(key->ptr, key->len) : -1;
-            window_pos[i] = shard1[i] < 0 || shard1[i] == (int)w->id ? (int)kp.n : -1;
-            if (window_pos[i] >= 0) key_prefetch_add(&kp, key);
+            /* branch-free: with keys spread over shards, "is it local" is a
+             * coin toss that a branch would mispredict half the time */
+            unsigned here = (shard1[i] < 0) | (shard1[i] == self);
+            window_pos[i] = (int)nlocal | -(int)!here;
+            local[nlocal] = (unsigned)i;
+            nlocal += here;
+        }
+        key_prefetch_start(&kp, &w->shard.dbs[c->db].table);
+        for (unsigned j = 0; j < nlocal; j++) {
+            const struct parsed *cmd = &cmds[local[j]];
+            key_prefetch_add(&kp, cmd->argc >= 2 ? &argv[cmd->argv_at + 1] : NULL);
         }
         key_prefetch_begin(&kp);
         /* 3. run them */

@@ -37,6 +37,13 @@ void *rk_calloc(size_t n, size_t size) {
     return p;
 }
 
+void *rk_calloc_aligned(size_t align, size_t size) {
+    size = (size + align - 1) & ~(align - 1);
+    void *p = aligned_alloc(align, size);
+    if (RK_UNLIKELY(p == NULL)) rk_oom(size);
+    return memset(p, 0, size);
+}
+
 /* ASCII only on purpose: command names and options are ASCII, and a
  * locale-dependent tolower() would make matching depend on the environment. */
 bool slice_eq_nocase(struct slice s, const char *lower) {
