@@ -212,7 +212,6 @@ void client_flush_sends(struct worker *w);
 void client_on_send(struct client *c, int res);
 struct client *client_by_ref(struct worker *w, uint32_t idx, uint32_t gen);
 void client_wait_on_shard(struct client *c);
-void client_reply_ready(struct client *c, uint32_t seq, const char *p, size_t len);
 size_t client_output_size(const struct client *c);
 void client_info_line(struct client *c, struct rbuf *out, long long now_ms);
 void client_cron(struct worker *w);
@@ -249,6 +248,9 @@ void block_notify(struct cmd_ctx *c, const struct block_record *r);
 bool block_record_alive(struct cmd_ctx *c, const struct block_record *r);
 
 /* client.c: reply ordering */
+struct shard_reply { uint32_t seq, len; const char *p; };
+/* Replies to forwarded commands of c, in request order, back from a shard. */
+void client_replies_ready(struct client *c, const struct shard_reply *r, size_t n);
 uint32_t client_reserve_reply(struct client *c);
 bool client_replies_queued(const struct client *c);
 void client_queue_local_reply(struct client *c, size_t start_off);

@@ -349,33 +349,36 @@ static inline void rq_pop_head(struct reply_queue *q) {
     q->base_seq++;
 }
 
-static void rq_move_ready(struct client *c) {
+/* Replies to forwarded commands of c came back from a shard, in request
+ * order. Merge them with what is queued: from the queue's head, take a
+ * queued reply that is ready or the next one returning, until an item that
+ * is still out elsewhere (only with three or more shards); returning
+ * replies behind it wait in the queue's bytes. */
+void client_replies_ready(struct client *c, const struct shard_reply *r, size_t n) {
     struct reply_queue *q = c->rq;
-    while (q->count && q->items[q->head].ready) {
-        struct pending_reply *it = &q->items[q->head];
-        rbuf_append(&c->out, q->bytes.buf + it->off, it->len);
+    size_t k = 0;
+    while (q->count) {
+        const struct pending_reply *it = &q->items[q->head];
+        if (it->ready) {
+            rbuf_append(&c->out, q->bytes.buf + it->off, it->len);
+        } else if (k < n && r[k].seq == q->base_seq) {
+            rbuf_append(&c->out, r[k].p, r[k].len);
+            k++;
+        } else {
+            break;
+        }
         rq_pop_head(q);
+    }
+    for (; k < n; k++) {
+        struct pending_reply *it = &q->items[rq_pos(q, r[k].seq)];
+        it->off = (uint32_t)q->bytes.len;
+        it->len = r[k].len;
+        it->ready = true;
+        rbuf_append(&q->bytes, r[k].p, r[k].len);
     }
     if (q->count == 0) q->bytes.len = 0;
+    c->inflight -= (uint32_t)n;
     client_mark_flush(c);
-}
-
-/* A reply for request seq came back from another shard. The oldest one
- * goes straight to the output; a later one waits in the queue's bytes. */
-void client_reply_ready(struct client *c, uint32_t seq, const char *p, size_t len) {
-    struct reply_queue *q = c->rq;
-    if (seq == q->base_seq) {
-        rbuf_append(&c->out, p, len);
-        rq_pop_head(q);
-    } else {
-        struct pending_reply *it = &q->items[rq_pos(q, seq)];
-        it->off = (uint32_t)q->bytes.len;
-        it->len = (uint32_t)len;
-        it->ready = true;
-        rbuf_append(&q->bytes, p, len);
-    }
-    c->inflight--;
-    rq_move_ready(c);
     if (c->inflight == 0 && c->wait == WAIT_FORWARDS) client_resume(c);
 }
 

@@ -255,23 +255,34 @@ static void execute_batch(struct worker *w, struct xmsg *m) {
 
 #define KEEP_BATCH_BYTES (1u << 20)
 
+/* A client's commands travel together: hand each run of its replies over
+ * at once (looked up once, merged in one pass). */
+#define REPLY_RUN_MAX 64
+
+static void hand_over(struct worker *w, uint32_t idx, uint32_t gen, const struct shard_reply *run, size_t n) {
+    struct client *c = client_by_ref(w, idx, gen);
+    if (c && !(c->flags & CF_CLOSING)) client_replies_ready(c, run, n);
+}
+
 static void collect_replies(struct worker *w, struct xmsg *m) {
     const char *p = m->rep.buf, *end = m->rep.buf + m->rep.len;
-    /* a client's commands travel together: look each client up once per run */
-    uint32_t last_idx = UINT32_MAX, last_gen = 0;
-    struct client *c = NULL;
+    struct shard_reply run[REPLY_RUN_MAX];
+    size_t n = 0;
+    uint32_t idx = 0, gen = 0;
     while (p < end) {
         struct rep_hdr rh;
         memcpy(&rh, p, sizeof rh);
         p += sizeof rh;
-        if (rh.idx != last_idx || rh.gen != last_gen) {
-            c = client_by_ref(w, rh.idx, rh.gen);
-            last_idx = rh.idx;
-            last_gen = rh.gen;
+        if (n && (rh.idx != idx || rh.gen != gen || n == REPLY_RUN_MAX)) {
+            hand_over(w, idx, gen, run, n);
+            n = 0;
         }
-        if (c && !(c->flags & CF_CLOSING)) client_reply_ready(c, rh.seq, p, rh.len);
+        idx = rh.idx;
+        gen = rh.gen;
+        run[n++] = (struct shard_reply){ rh.seq, rh.len, p };
         p += rh.len;
     }
+    if (n) hand_over(w, idx, gen, run, n);
     if (m->req.cap > KEEP_BATCH_BYTES) rbuf_free(&m->req);
     if (m->rep.cap > KEEP_BATCH_BYTES) rbuf_free(&m->rep);
     m->next = w->free_batches[m->shard];   /* m->to is us now: it came back */
