@@ -130,6 +130,7 @@ struct worker_stats {
 struct worker {
     unsigned id;
     int cpu;
+    unsigned cpu_mates;             /* workers pinned to this CPU, this one included */
     pthread_t thread;
     struct io_uring ring;
     int ring_fd;

@@ -346,8 +346,12 @@ static void submit_and_wait(struct worker *w, bool busy) {
     ts.tv_sec = ms / 1000;
     ts.tv_nsec = (ms % 1000) * 1000000;
     /* Gather only under load (the last wake-up found several completions),
-     * so that a lone request is never held back. */
-    long long min_wait = CONFIG_GET(io_batch_wait_us);
+     * so that a lone request is never held back. Workers that share a CPU
+     * (more threads than the CPUs we may run on) each wait that many times
+     * longer: the CPU then wakes, and each client gets a burst of replies,
+     * as often as with one worker; otherwise every wake-up of the CPU would
+     * serve only one worker's share of the clients. */
+    long long min_wait = CONFIG_GET(io_batch_wait_us) * w->cpu_mates;
     bool loaded = w->last_cqes >= MIN_WAIT_LOAD;
     /* A minimum wait also holds back doorbells from other workers. While
      * they talk to us, gather only when lightly loaded (few commands per
@@ -446,6 +450,8 @@ int server_start(void) {
         struct worker *w = &srv.workers[i];
         w->id = i;
         w->cpu = ncpus ? cpus[i % ncpus] : -1;
+        /* workers i, i + ncpus, i + 2 * ncpus, ... share this CPU */
+        w->cpu_mates = ncpus && n > (unsigned)ncpus ? (n - i % ncpus + ncpus - 1) / ncpus : 1;
         shard_init(&w->shard, i, (unsigned)rk_config.databases);
         resp_parser_init(&w->parser, rk_config.proto_max_bulk_len);
         w->shard_waiters_tail = &w->shard_waiters;
