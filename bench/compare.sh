@@ -57,21 +57,9 @@ HELPER_PID=
 
 . "$ROOT/bench/lib.sh"
 
-cleanup() {
-    [ -n "$HELPER_PID" ] && kill "$HELPER_PID" 2>/dev/null || true
-    if [ -n "$SERVER_PID" ]; then
-        kill -TERM "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    if [ "$KEEP_WORK" = 1 ]; then log "work files kept in $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
+trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
-
-[ -x "$BENCH" ] || die "redis-benchmark not found"
-[ -x "$CLI" ] || die "redis-cli not found"
-[ "$SKIP_REDIS" = 1 ] || [ -x "$REDIS" ] || die "redis-server not found"
-[ -x "$RINGKV" ] || die "$RINGKV not found: build it first (cmake -B build && cmake --build build)"
+require_tools $( [ "$SKIP_REDIS" = 1 ] || echo redis )
 taskset -c "$SERVER_CPU" true 2>/dev/null || die "cannot run on CPU(s) $SERVER_CPU"
 taskset -c "$CLIENT_CPU" true 2>/dev/null || die "cannot run on CPU(s) $CLIENT_CPU"
 

@@ -72,20 +72,9 @@ PORT=
 
 . "$ROOT/bench/lib.sh"
 
-cleanup() {
-    if [ -n "$SERVER_PID" ]; then
-        kill -TERM "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    if [ "$KEEP_WORK" = 1 ]; then log "work files kept in $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
+trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
-
-[ -x "$BENCH" ] || die "redis-benchmark not found"
-[ -x "$CLI" ] || die "redis-cli not found"
-[ -x "$REDIS" ] || die "redis-server not found"
-[ -x "$RINGKV" ] || die "$RINGKV not found: build it first (cmake -B build && cmake --build build)"
+require_tools redis
 taskset -c "$SERVER_CPU" true 2>/dev/null || die "cannot run on CPU(s) $SERVER_CPU"
 taskset -c "$CLIENT_CPU" true 2>/dev/null || die "cannot run on CPU(s) $CLIENT_CPU"
 [ "$N" -ge 600 ] || die "N must be at least 600 (LRANGE_600 reads the list LPUSH fills with N elements)"

@@ -2,7 +2,8 @@
 # and stopping a server, its CPU ticks and memory, formatting figures.
 # Sourced after the caller has set CLI, SERVER_CPU and SERVER_PID (and, for
 # start_server, WORK, CMDLOG, REDIS and RINGKV; for check_affinity,
-# AFFINITY_NOTES).
+# AFFINITY_NOTES; for require_tools, BENCH; for bench_cleanup, WORK and
+# KEEP_WORK).
 
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 
@@ -94,3 +95,19 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "NA" || b == "NA" || b == 0)
 fmt_rps() { awk -v v="$1" 'BEGIN { if (v == "NA") print "–"; else if (v >= 1e6) printf "%.2fM", v / 1e6; else printf "%.0fk", v / 1e3 }'; }
 
 fmt() { [ "$1" = NA ] && echo "–" || echo "$1"; }
+
+# require_tools [redis]: the client tools and ringkv (and redis-server) exist
+require_tools() {
+    [ -x "$BENCH" ] || die "redis-benchmark not found"
+    [ -x "$CLI" ] || die "redis-cli not found"
+    [ "${1:-}" != redis ] || [ -x "$REDIS" ] || die "redis-server not found"
+    [ -x "$RINGKV" ] || die "$RINGKV not found: build it first (cmake -B build && cmake --build build)"
+}
+
+# bench_cleanup, as the EXIT trap: stop the server (and HELPER_PID, if any)
+# and remove WORK unless KEEP_WORK=1.
+bench_cleanup() {
+    if [ -n "${HELPER_PID:-}" ]; then kill "$HELPER_PID" 2>/dev/null || true; fi
+    stop_server
+    if [ "$KEEP_WORK" = 1 ]; then log "work files kept in $WORK"; else rm -rf "$WORK"; fi
+}
