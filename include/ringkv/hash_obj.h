@@ -47,7 +47,7 @@ bool hash_exists(const struct hash_obj *h, struct slice field);
 
 /* Set field to val; true if the field is new. Converts to a hashtable first
  * when field or val is longer than hash-max-listpack-value (or the listpack
- * would pass 4 GB), and after the insertion when the hash has more than
+ * would pass 2 GB), and after the insertion when the hash has more than
  * hash-max-listpack-entries fields. field and val must not point into h. */
 bool hash_set(struct hash_obj **hp, struct slice field, struct slice val);
 /* Redis's hashTypeTryConversion(): convert to a hashtable if any of the n

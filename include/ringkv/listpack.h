@@ -9,7 +9,8 @@
  * it back as text gives the same bytes. Small values are small: an integer
  * 0..127 takes 2 bytes, a string of up to 63 bytes costs 2 bytes more than
  * its length. Every element ends with its own encoded length, so the
- * sequence can be walked from either end. The format is ringkv's own (see
+ * sequence can be walked from either end (unless it was made forward-only,
+ * one byte smaller per element). The format is ringkv's own (see
  * listpack.c); it is not Redis's.
  *
  * Positions are byte offsets of elements inside the listpack (size_t). 0
@@ -19,7 +20,7 @@
  *
  * Functions that change the listpack may move it, hence struct listpack **.
  * A slice passed in must not point into the listpack it is added to.
- * The whole listpack is limited to 4 GB (lp_safe_to_add); one element may
+ * The whole listpack is limited to 2 GB (lp_safe_to_add); one element may
  * be up to 512 MB (Redis's proto-max-bulk-len) and more.
  */
 #ifndef RINGKV_LISTPACK_H
@@ -29,7 +30,8 @@
 
 struct listpack {
     uint32_t bytes;            /* whole allocation, this header included */
-    uint32_t count;            /* elements */
+    uint32_t count : 31;       /* elements */
+    uint32_t forward : 1;      /* no length trailers: walked from the front only */
     unsigned char data[];      /* the elements, back to back */
 };
 
@@ -46,6 +48,11 @@ struct lp_value {
 };
 
 struct listpack *lp_new(void);
+/* A listpack whose elements carry no trailing length: one byte smaller each,
+ * but lp_prev, lp_last and lp_seek from the tail walk from the first
+ * element. For hashes, sets and sorted sets, which are small and seldom
+ * walked backwards. */
+struct listpack *lp_new_forward(void);
 void lp_free(struct listpack *lp);
 
 static inline size_t lp_count(const struct listpack *lp) { return lp->count; }
@@ -55,7 +62,7 @@ static inline size_t lp_memory(const struct listpack *lp) { return lp->bytes; }
 
 /* Bytes the element s would take once encoded (header, payload, length). */
 size_t lp_encoded_size(struct slice s);
-/* Whether add more bytes keep the listpack under its 4 GB limit. */
+/* Whether add more bytes keep the listpack under its 2 GB limit. */
 bool lp_safe_to_add(const struct listpack *lp, size_t add);
 
 /* ------------------------------------------------------------- walking */

@@ -23,7 +23,7 @@ static inline struct hash_obj *from_map(struct hashmap *m) {
     return (struct hash_obj *)((uintptr_t)m | HM_TAG);
 }
 
-struct hash_obj *hash_new(void) { return from_lp(lp_new()); }
+struct hash_obj *hash_new(void) { return from_lp(lp_new_forward()); }
 
 void hash_free(struct hash_obj *h) {
     if (!h) return;

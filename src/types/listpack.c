@@ -23,12 +23,19 @@
  *   0xF9        a string with a 4-byte little-endian length
  *   others      never written
  *
- * Length trailer: L <= 239 is one byte holding L. Otherwise L is written
+ * Length trailer (absent in a forward-only listpack, see below): L <= 239
+ * is one byte holding L. Otherwise L is written
  * little endian in 2 bytes followed by the byte 0xF2, or in 4 bytes
  * followed by 0xF4; a last byte >= 0xF0 therefore announces the wider form.
  *
  * So a 1..63 byte string costs 2 bytes over its length, an integer 0..127
  * costs 2 bytes, -4096..4095 costs 3, and anything up to +-2^31 at most 6.
+ *
+ * Forward-only listpacks (lp_new_forward, the header's `forward` bit) leave
+ * the trailer out: one byte less per element, which is a tenth of a small
+ * hash. Hashes, sets and sorted sets use them; they are walked backwards by
+ * walking forwards from the first element (lp_prev is then O(n)), which
+ * their short listpacks afford. Lists, which pop from the tail, keep it.
  *
  * Elements never refer to their neighbours, which keeps every change local:
  * inserting or deleting is one memmove of what follows plus a realloc, and
@@ -110,9 +117,15 @@ static inline size_t back_read(const unsigned char *end, size_t *bsize) {
     return load32(end - 5);
 }
 
-static inline size_t elem_total(const unsigned char *p) {
+/* Bytes of the trailer after an element of size L in lp. */
+static inline size_t trailer_size(const struct listpack *lp, size_t L) {
+    return lp->forward ? 0 : back_size(L);
+}
+
+/* The whole element at p of lp: tag, payload and trailer. */
+static inline size_t elem_total(const struct listpack *lp, const unsigned char *p) {
     size_t L = elem_len(p);
-    return L + back_size(L);
+    return L + trailer_size(lp, L);
 }
 
 static void decode(const unsigned char *p, struct lp_value *out) {
@@ -208,10 +221,16 @@ static void encode(struct slice s, struct enc *e) {
     e->total = e->L + back_size(e->L);
 }
 
+/* s encoded for lp (without the trailer when lp is forward-only). */
+static void encode_for(const struct listpack *lp, struct slice s, struct enc *e) {
+    encode(s, e);
+    if (lp->forward) e->total = e->L;
+}
+
 static void write_elem(unsigned char *p, const struct enc *e) {
     memcpy(p, e->hdr, e->hdrlen);
     if (e->str.len) memcpy(p + e->hdrlen, e->str.ptr, e->str.len);
-    back_write(p + e->L, e->L);
+    if (e->total > e->L) back_write(p + e->L, e->L);
 }
 
 size_t lp_encoded_size(struct slice s) {
@@ -220,7 +239,7 @@ size_t lp_encoded_size(struct slice s) {
     return e.total;
 }
 
-#define LP_MAX_BYTES ((size_t)UINT32_MAX)
+#define LP_MAX_BYTES ((size_t)INT32_MAX)   /* count has 31 bits, and an element takes at least one byte */
 
 bool lp_safe_to_add(const struct listpack *lp, size_t add) {
     return add <= LP_MAX_BYTES - lp->bytes;
@@ -230,7 +249,7 @@ bool lp_safe_to_add(const struct listpack *lp, size_t add) {
  * and after a growth. */
 static void resize(struct listpack **lpp, size_t newbytes) {
     if (newbytes > LP_MAX_BYTES) {
-        fprintf(stderr, "ringkv: listpack would exceed 4 GB (%zu bytes)\n", newbytes);
+        fprintf(stderr, "ringkv: listpack would exceed 2 GB (%zu bytes)\n", newbytes);
         abort();
     }
     *lpp = rk_realloc(*lpp, newbytes);
@@ -239,12 +258,16 @@ static void resize(struct listpack **lpp, size_t newbytes) {
 
 /* ------------------------------------------------------------ lifetime */
 
-struct listpack *lp_new(void) {
+static struct listpack *lp_alloc(bool forward) {
     struct listpack *lp = rk_malloc(LP_HDR_SIZE);
     lp->bytes = LP_HDR_SIZE;
     lp->count = 0;
+    lp->forward = forward;
     return lp;
 }
+
+struct listpack *lp_new(void) { return lp_alloc(false); }
+struct listpack *lp_new_forward(void) { return lp_alloc(true); }
 
 void lp_free(struct listpack *lp) {
     free(lp);
@@ -256,19 +279,28 @@ size_t lp_first(const struct listpack *lp) {
     return lp->count ? LP_HDR_SIZE : LP_NONE;
 }
 
+/* Forward-only: the element that ends at byte end, found from the first. */
+static size_t prev_by_walking(const struct listpack *lp, size_t end) {
+    size_t pos = LP_HDR_SIZE, next;
+    while ((next = pos + elem_total(lp, lp_base(lp) + pos)) < end) pos = next;
+    return pos;
+}
+
 size_t lp_last(const struct listpack *lp) {
     if (!lp->count) return LP_NONE;
+    if (lp->forward) return prev_by_walking(lp, lp->bytes);
     size_t bsize, L = back_read(lp_base(lp) + lp->bytes, &bsize);
     return lp->bytes - bsize - L;
 }
 
 size_t lp_next(const struct listpack *lp, size_t pos) {
-    pos += elem_total(lp_base(lp) + pos);
+    pos += elem_total(lp, lp_base(lp) + pos);
     return pos < lp->bytes ? pos : LP_NONE;
 }
 
 size_t lp_prev(const struct listpack *lp, size_t pos) {
     if (pos <= LP_HDR_SIZE) return LP_NONE;
+    if (lp->forward) return prev_by_walking(lp, pos);
     size_t bsize, L = back_read(lp_base(lp) + pos, &bsize);
     return pos - bsize - L;
 }
@@ -278,9 +310,9 @@ size_t lp_seek(const struct listpack *lp, long long index) {
     if (index < 0) index += n;
     if (index < 0 || index >= n) return LP_NONE;
     size_t pos;
-    if (index <= n / 2) {
+    if (index <= n / 2 || lp->forward) {
         pos = LP_HDR_SIZE;
-        while (index--) pos += elem_total(lp_base(lp) + pos);
+        while (index--) pos += elem_total(lp, lp_base(lp) + pos);
     } else {
         pos = lp_last(lp);
         for (long long i = n - 1; i > index; i--) pos = lp_prev(lp, pos);
@@ -331,7 +363,7 @@ size_t lp_find(const struct listpack *lp, size_t pos, struct slice s, unsigned s
             decode(p, &v);
             if (v.ival == want) return pos;
         }
-        for (unsigned i = 0; i <= skip && pos < end; i++) pos += elem_total(b + pos);
+        for (unsigned i = 0; i <= skip && pos < end; i++) pos += elem_total(lp, b + pos);
     }
     return LP_NONE;
 }
@@ -341,7 +373,7 @@ size_t lp_find(const struct listpack *lp, size_t pos, struct slice s, unsigned s
 /* Insert s at byte offset off (an element's position, or bytes to append). */
 static size_t insert_at(struct listpack **lpp, size_t off, struct slice s) {
     struct enc e;
-    encode(s, &e);
+    encode_for(*lpp, s, &e);
     size_t old = (*lpp)->bytes;
     if (e.total > LP_MAX_BYTES - old) resize(lpp, (size_t)-1);   /* aborts */
     resize(lpp, old + e.total);
@@ -361,13 +393,13 @@ size_t lp_insert_before(struct listpack **lpp, size_t pos, struct slice s) {
 }
 
 size_t lp_insert_after(struct listpack **lpp, size_t pos, struct slice s) {
-    return insert_at(lpp, pos + elem_total(lp_base(*lpp) + pos), s);
+    return insert_at(lpp, pos + elem_total(*lpp, lp_base(*lpp) + pos), s);
 }
 
 void lp_replace(struct listpack **lpp, size_t pos, struct slice s) {
     struct enc e;
-    encode(s, &e);
-    size_t old_total = elem_total(lp_base(*lpp) + pos);
+    encode_for(*lpp, s, &e);
+    size_t old_total = elem_total(*lpp, lp_base(*lpp) + pos);
     size_t bytes = (*lpp)->bytes;
     size_t tail = pos + old_total;            /* what follows the element */
     if (e.total > old_total) {
@@ -387,7 +419,7 @@ size_t lp_delete(struct listpack **lpp, size_t pos, size_t n) {
     unsigned char *b = lp_base(*lpp);
     size_t bytes = (*lpp)->bytes, end = pos, k = 0;
     while (k < n && end < bytes) {
-        end += elem_total(b + end);
+        end += elem_total(*lpp, b + end);
         k++;
     }
     if (k == 0) return pos < bytes ? pos : LP_NONE;
@@ -418,6 +450,7 @@ bool lp_pop(struct listpack **lpp, bool tail, struct lp_value *out, struct rbuf 
 }
 
 void lp_append_all(struct listpack **a, const struct listpack *b) {
+    if ((*a)->forward != b->forward) abort();   /* the elements would not fit the format */
     size_t add = b->bytes - LP_HDR_SIZE, old = (*a)->bytes;
     if (!add) return;
     if (add > LP_MAX_BYTES - old) resize(a, (size_t)-1);      /* aborts */
@@ -433,6 +466,7 @@ struct listpack *lp_split(struct listpack **lpp, size_t index) {
     struct listpack *r = rk_malloc(LP_HDR_SIZE + moved);
     r->bytes = (uint32_t)(LP_HDR_SIZE + moved);
     r->count = index >= lp->count ? 0 : lp->count - (uint32_t)index;
+    r->forward = lp->forward;
     if (moved) memcpy(r->data, lp_base(lp) + pos, moved);
     lp->count -= r->count;
     resize(lpp, pos);
@@ -450,9 +484,9 @@ bool lp_check(const struct listpack *lp) {
         if (t == 0xF0 || t == 0xF1 || t > TAG_STR32) return false;
         size_t hdr = t < 0xC0 ? 1 : t < 0xF0 ? 2 : t == TAG_STR32 ? 5 : 1 + (t & 0x0F);
         if (hdr > lp->bytes - pos) return false;
-        size_t L = elem_len(b + pos), bs = back_size(L);
+        size_t L = elem_len(b + pos), bs = trailer_size(lp, L);
         if (L + bs > lp->bytes - pos) return false;
-        size_t rbs, rL = back_read(b + pos + L + bs, &rbs);
+        size_t rbs, rL = bs ? back_read(b + pos + L + bs, &rbs) : (rbs = 0, L);
         if (rL != L || rbs != bs) return false;
         struct lp_value v;
         decode(b + pos, &v);

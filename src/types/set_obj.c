@@ -53,7 +53,7 @@ static size_t lp_max_value(void) {
 
 static struct set_obj *alloc_set(enum set_enc enc) {
     if (enc == SET_ENC_INTSET) return from_is(intset_new());
-    if (enc == SET_ENC_LISTPACK) return from_lp(lp_new());
+    if (enc == SET_ENC_LISTPACK) return from_lp(lp_new_forward());
     return from_hm(hashmap_new(false));
 }
 
@@ -145,7 +145,7 @@ static void convert_to_ht(struct set_obj **sp) {
 
 static void convert_intset_to_lp(struct set_obj **sp) {
     struct intset *is = as_is(*sp);
-    struct listpack *lp = lp_new();
+    struct listpack *lp = lp_new_forward();
     char buf[SET_BUF_SIZE];
     for (size_t i = 0, n = intset_count(is); i < n; i++) {
         int64_t v = intset_get(is, i);

@@ -331,9 +331,9 @@ static void test_split_join(void **state) {
 }
 
 /* Random operations against the model. */
-static void random_run(uint64_t seed, int ops, size_t maxlen) {
+static void random_run(uint64_t seed, int ops, size_t maxlen, bool forward) {
     rng_state = seed;
-    struct listpack *lp = lp_new();
+    struct listpack *lp = forward ? lp_new_forward() : lp_new();
     struct model m = { 0 };
     struct rbuf buf = { 0 };
     struct lp_value v;
@@ -407,13 +407,47 @@ static void random_run(uint64_t seed, int ops, size_t maxlen) {
 
 static void test_random_small(void **state) {
     (void)state;
-    random_run(0x1234567ULL, 20000, 24);
+    random_run(0x1234567ULL, 20000, 24, false);
 }
 
 static void test_random_large(void **state) {
     (void)state;
-    random_run(0x9E3779B97F4A7C15ULL, 20000, 400);
-    random_run(42, 5000, 2000);
+    random_run(0x9E3779B97F4A7C15ULL, 20000, 400, false);
+    random_run(42, 5000, 2000, false);
+}
+
+/* Forward-only listpacks: the same operations (backward walks included, by
+ * walking from the front) and the same contents, one byte less per element. */
+static void test_random_forward(void **state) {
+    (void)state;
+    random_run(0x1234567ULL, 20000, 24, true);
+    random_run(0x9E3779B97F4A7C15ULL, 10000, 400, true);
+}
+
+static void test_forward_size_and_split(void **state) {
+    (void)state;
+    struct listpack *both = lp_new(), *fwd = lp_new_forward();
+    static const char *const vals[] = { "field0", "v0000001", "7", "-4000", "123456789", "" };
+    for (size_t i = 0; i < RK_ARRAY_LEN(vals); i++) {
+        lp_push(&both, S(vals[i]), true);
+        lp_push(&fwd, S(vals[i]), true);
+    }
+    assert_int_equal(lp_bytes(fwd), lp_bytes(both) - RK_ARRAY_LEN(vals));
+    assert_true(lp_check(fwd));
+    /* a forward-only listpack splits and joins with its own kind */
+    struct listpack *tail = lp_split(&fwd, 2);
+    assert_true(tail->forward);
+    assert_int_equal(lp_count(fwd), 2);
+    assert_int_equal(lp_count(tail), RK_ARRAY_LEN(vals) - 2);
+    assert_true(lp_check(fwd) && lp_check(tail));
+    lp_append_all(&fwd, tail);
+    assert_true(lp_check(fwd));
+    assert_int_equal(lp_count(fwd), RK_ARRAY_LEN(vals));
+    assert_true(lp_eq(fwd, lp_last(fwd), S("")));
+    assert_true(lp_eq(fwd, lp_prev(fwd, lp_last(fwd)), S("123456789")));
+    lp_free(tail);
+    lp_free(both);
+    lp_free(fwd);
 }
 
 static void test_memory_per_element(void **state) {
@@ -451,6 +485,8 @@ int main(void) {
         cmocka_unit_test(test_split_join),
         cmocka_unit_test(test_random_small),
         cmocka_unit_test(test_random_large),
+        cmocka_unit_test(test_random_forward),
+        cmocka_unit_test(test_forward_size_and_split),
         cmocka_unit_test(test_memory_per_element),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

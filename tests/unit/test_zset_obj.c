@@ -100,6 +100,20 @@ static void check_same(struct zset_obj *z, const struct model *md) {
             assert_memory_equal(m.ptr, md->e[i].m, m.len);
         }
         assert_int_equal(i, 0);
+        /* back and forth from a random rank (a listpack refills its back
+         * positions after every forward step) */
+        i = rnd() % md->n;
+        zset_it_rank(&it, z, i);
+        for (int k = 0; k < 40 && it.valid; k++) {
+            struct slice m = zset_it_member(&it);
+            assert_int_equal(m.len, strlen(md->e[i].m));
+            assert_memory_equal(m.ptr, md->e[i].m, m.len);
+            bool back = rnd() % 3 != 0;
+            if (back && i == 0) { zset_it_prev(&it); assert_false(it.valid); break; }
+            zset_it_move(&it, back);
+            i = back ? i - 1 : i + 1;
+            assert_int_equal(it.valid, i < md->n);
+        }
         size_t r = rnd() % md->n;
         double s;
         assert_int_equal(zset_rank(z, S(md->e[r].m), false, &s), r);
