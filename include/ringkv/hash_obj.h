@@ -9,12 +9,12 @@
  *
  * A hash never converts back to a listpack, as in Redis.
  *
- * The pointer an entry holds (entry_obj) IS the object: a struct listpack *
- * as is, or a struct hashmap * with its low bit set, so a small hash costs
- * no allocation besides its listpack. Functions that change the hash take
- * struct hash_obj ** because the pointer may change (the listpack moves or
- * the encoding converts); the caller stores the new pointer back into its
- * entry (hash_store).
+ * The object pointer IS the object: a struct listpack * as is, or a struct
+ * hashmap * with its low bit set. A small listpack lives inside the key's
+ * entry (entry.h, ENTRY_INLINE), so a small hash costs one allocation.
+ * Functions that change the hash take struct hash_obj ** because the pointer
+ * may change (the listpack moves or the encoding converts); the caller
+ * stores the result back into its entry (entry_store_obj).
  */
 #ifndef RINGKV_HASH_OBJ_H
 #define RINGKV_HASH_OBJ_H
@@ -58,11 +58,6 @@ void hash_try_conversion(struct hash_obj **hp, const struct slice *args, size_t 
 bool hash_delete(struct hash_obj **hp, struct slice field);
 /* Convert a listpack hash to a hashtable (no-op for a hashtable). */
 void hash_convert(struct hash_obj **hp);
-
-/* Store h as the object of the OBJ_HASH entry e (after hash_set/delete/...). */
-static inline void hash_store(struct kv_entry *e, struct hash_obj *h) {
-    memcpy(entry_val(e), &h, sizeof h);
-}
 
 /* Walk every field,value pair (no change to the hash meanwhile). */
 struct hash_iter {

@@ -12,10 +12,11 @@
  * As in Redis a sorted set converts back to a listpack only where Redis does
  * (zset_convert_if_small, for the results of ZUNIONSTORE & co).
  *
- * The pointer an entry holds IS the object: a struct listpack * as is, or a
- * struct zskiplist * with its low bit set. Functions that change the set
- * take struct zset_obj ** because the pointer may change; the caller stores
- * it back (zset_store).
+ * The object pointer IS the object: a struct listpack * as is (kept inside
+ * the key's entry when small, entry.h ENTRY_INLINE), or a struct zskiplist *
+ * with its low bit set. Functions that change the set take struct
+ * zset_obj ** because the pointer may change; the caller stores the result
+ * back into its entry (entry_store_obj).
  */
 #ifndef RINGKV_ZSET_OBJ_H
 #define RINGKV_ZSET_OBJ_H
@@ -37,10 +38,6 @@ const char *zset_encoding(const struct zset_obj *z);   /* "listpack" / "skiplist
 size_t zset_len(const struct zset_obj *z);
 struct listpack *zset_lp(const struct zset_obj *z);
 struct zskiplist *zset_zsl(const struct zset_obj *z);
-
-static inline void zset_store(struct kv_entry *e, struct zset_obj *z) {
-    memcpy(entry_val(e), &z, sizeof z);
-}
 
 /* Redis's zsetAdd() flags. */
 #define ZADD_IN_INCR 1

@@ -55,15 +55,18 @@ static bool hash_write(struct cmd_ctx *c, struct slice key, struct kv_entry ***s
     bool wrong;
     *slot = lookup_typed_or_reply(c, key, OBJ_HASH, LOOKUP_NONE, &wrong);
     if (wrong) return false;
-    *h = *slot ? entry_hash(**slot) : hash_new();
+    *h = *slot ? entry_obj_for_write(**slot) : hash_new();
     return true;
 }
 
-/* Store the possibly-moved object back; create or delete the key as needed. */
+/* Store the possibly-moved object back (h is then the entry's: do not use
+ * it); create or delete the key as needed. Also the way out of a write that
+ * changed nothing, which folds a small hash back into its entry. */
 static void hash_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct hash_obj *h) {
     if (slot) {
-        hash_store(*slot, h);          /* first: the entry must not keep a stale pointer */
-        if (hash_len(h) == 0)
+        size_t len = hash_len(h);
+        *slot = entry_store_obj(*slot, h);   /* first: the entry must not keep a stale pointer */
+        if (len == 0)
             db_delete(c, key);
     } else if (hash_len(h)) {
         db_insert(c, entry_new_obj(key, OBJ_HASH, h, NO_EXPIRE));
@@ -108,8 +111,9 @@ static void cmd_hsetnx(struct cmd_ctx *c) {
     if (!hash_write(c, c->argv[1], &slot, &h))
         return;
     if (hash_exists(h, c->argv[2])) {
+        hash_commit(c, c->argv[1], slot, h);   /* unchanged */
         reply_int(&c->r, 0);
-        return;          /* the key existed: nothing to free or store */
+        return;
     }
     hash_try_conversion(&h, &c->argv[2], 2);
     hash_set(&h, c->argv[2], c->argv[3]);
@@ -157,7 +161,7 @@ static void cmd_hdel(struct cmd_ctx *c) {
         reply_int(&c->r, 0);
         return;
     }
-    h = entry_hash(*slot);
+    h = entry_obj_for_write(*slot);
     long long deleted = 0;
     for (int j = 2; j < c->argc; j++) {
         deleted += hash_delete(&h, c->argv[j]);
@@ -233,13 +237,14 @@ static void cmd_hincrby(struct cmd_ctx *c) {
     if (!arg_ll_or_reply(c, c->argv[3], &incr) || !hash_write(c, c->argv[1], &slot, &h))
         return;
     if (hash_get(h, c->argv[2], &cur, buf) && !str_to_ll(cur.ptr, cur.len, &value)) {
+        hash_commit(c, c->argv[1], slot, h);   /* unchanged */
         reply_error(&c->r, "ERR hash value is not an integer");
-        return;          /* the field exists, so the hash is stored already */
+        return;
     }
     if ((incr < 0 && value < 0 && incr < LLONG_MIN - value) ||
         (incr > 0 && value > 0 && incr > LLONG_MAX - value)) {
+        hash_commit(c, c->argv[1], slot, h);   /* unchanged (or new and empty: freed) */
         reply_error(&c->r, ERR_OVERFLOW);
-        if (!slot) hash_free(h);
         return;
     }
     value += incr;
@@ -268,13 +273,14 @@ static void cmd_hincrbyfloat(struct cmd_ctx *c) {
     if (!hash_write(c, c->argv[1], &slot, &h))
         return;
     if (hash_get(h, c->argv[2], &cur, buf) && !str_to_ld(cur.ptr, cur.len, &value)) {
+        hash_commit(c, c->argv[1], slot, h);   /* unchanged */
         reply_error(&c->r, "ERR hash value is not a float");
         return;
     }
     value += incr;
     if (isnan(value) || isinf(value)) {
+        hash_commit(c, c->argv[1], slot, h);   /* unchanged (or new and empty: freed) */
         reply_error(&c->r, "ERR increment would produce NaN or Infinity");
-        if (!slot) hash_free(h);
         return;
     }
     struct slice s = { out, (size_t)ld_to_str_human(out, sizeof out, value) };

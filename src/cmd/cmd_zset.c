@@ -56,16 +56,19 @@ static bool zset_write(struct cmd_ctx *c, struct slice key, struct kv_entry ***s
     bool wrong;
     *slot = lookup_typed_or_reply(c, key, OBJ_ZSET, LOOKUP_NONE, &wrong);
     if (wrong) return false;
-    *z = *slot ? entry_zset(**slot) : NULL;
+    *z = *slot ? entry_obj_for_write(**slot) : NULL;
     return true;
 }
 
-/* Store the possibly-moved object back; create or delete the key as needed.
- * A zset left with members may serve clients blocked on the key. */
+/* Store the possibly-moved object back (z is then the entry's: do not use
+ * it); create or delete the key as needed. A zset left with members may
+ * serve clients blocked on the key. Also the way out of a write that changed
+ * nothing, which folds a small set back into its entry. */
 static void zset_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct zset_obj *z) {
     if (slot) {
-        zset_store(*slot, z);
-        if (zset_len(z) == 0) {
+        size_t len = zset_len(z);
+        *slot = entry_store_obj(*slot, z);
+        if (len == 0) {
             db_delete(c, key);
             return;
         }
@@ -482,6 +485,7 @@ static void zremrange_generic(struct cmd_ctx *c, int type) {
         if (end < 0) end = llen + end;
         if (start < 0) start = 0;
         if (start > end || start >= llen) {
+            zset_commit(c, c->argv[1], slot, z);   /* unchanged */
             reply_int(&c->r, 0);
             return;
         }

@@ -15,7 +15,12 @@
  *
  * Non-string types keep an 8-byte object pointer as their value; the module
  * that owns the type registers how to free and copy the object in
- * obj_ops_by_type.
+ * obj_ops_by_type. Small flat objects (obj_ops.inline_size) live inline
+ * instead. A write works on a copy of such a body, which the entry points to
+ * meanwhile (its block keeps the inline size, which always has room for the
+ * pointer), and entry_store_obj copies the result back in: every exit of a
+ * command leaves a valid entry, and a command that never stores only costs
+ * the key its compactness until its next write.
  */
 #include <stdlib.h>
 #include <stdio.h>
@@ -107,7 +112,7 @@ static struct kv_entry *entry_alloc(unsigned flags, struct slice key, size_t vle
     check_len(key.len);
     check_len(vcap);
     bool wide = (flags & ENTRY_WIDE) || key.len > SHORT_MAX || vcap > SHORT_MAX;
-    unsigned meta = flags & (ENTRY_TYPE_MASK | ENTRY_RAW);
+    unsigned meta = flags & (ENTRY_TYPE_MASK | ENTRY_RAW | ENTRY_INLINE);
     if (wide) meta |= ENTRY_WIDE;
     else vcap = vlen;
     if (expire_at_ms != NO_EXPIRE) meta |= ENTRY_EXPIRE;
@@ -130,16 +135,87 @@ struct kv_entry *entry_new_string(struct slice key, struct slice val, long long 
     return e;
 }
 
-struct kv_entry *entry_new_obj(struct slice key, unsigned type, void *obj, long long expire_at_ms) {
+/* Bytes of obj to keep inline in an entry of type, 0 if it stays apart. */
+static size_t inline_size(unsigned type, const void *obj) {
+    const struct obj_ops *ops = obj_ops_by_type[type];
+    size_t n = ops && ops->inline_size ? ops->inline_size(obj) : 0;
+    /* at least a pointer's worth, for entry_obj_for_write */
+    return n >= sizeof(void *) && n <= ENTRY_INLINE_MAX ? n : 0;
+}
+
+/* Padding before an inline body that starts `off` bytes into the block. */
+static size_t inline_pad(size_t off) { return -off & 3; }
+
+/* New entry holding a copy of the n-byte body inline. */
+static struct kv_entry *entry_new_inline(struct slice key, unsigned type, const void *body, size_t n,
+                                         long long expire_at_ms) {
+    unsigned flags = (type & ENTRY_TYPE_MASK) | ENTRY_INLINE;
+    if (expire_at_ms != NO_EXPIRE) flags |= ENTRY_EXPIRE;
+    size_t pad = inline_pad(entry_prefix(flags) + key.len);
+    if (key.len > SHORT_MAX || pad + n > SHORT_MAX) {
+        flags |= ENTRY_WIDE;
+        pad = inline_pad(entry_prefix(flags) + key.len);
+    }
+    struct kv_entry *e = entry_alloc(flags, key, pad + n, pad + n, expire_at_ms);
+    memcpy(entry_obj(e), body, n);
+    return e;
+}
+
+/* New entry pointing to obj. */
+static struct kv_entry *entry_new_ptr(struct slice key, unsigned type, void *obj, long long expire_at_ms) {
     struct kv_entry *e = entry_alloc(type & ENTRY_TYPE_MASK, key, sizeof obj, sizeof obj,
                                      expire_at_ms);
     memcpy(entry_val(e), &obj, sizeof obj);
     return e;
 }
 
+struct kv_entry *entry_new_obj(struct slice key, unsigned type, void *obj, long long expire_at_ms) {
+    size_t n = inline_size(type, obj);
+    if (!n) return entry_new_ptr(key, type, obj, expire_at_ms);
+    struct kv_entry *e = entry_new_inline(key, type, obj, n, expire_at_ms);
+    obj_ops_by_type[type]->free(obj);
+    return e;
+}
+
+void *entry_obj_for_write(struct kv_entry *e) {
+    void *obj = entry_obj(e);
+    if (!(e->meta & ENTRY_INLINE)) return obj;
+    obj = obj_ops_by_type[entry_type(e)]->dup(obj);
+    e->meta &= (uint8_t)~ENTRY_INLINE;
+    memcpy(entry_val(e), &obj, sizeof obj);
+    return obj;
+}
+
+struct kv_entry *entry_store_obj(struct kv_entry *e, void *obj) {
+    unsigned type = entry_type(e);
+    bool was_inline = e->meta & ENTRY_INLINE;
+    if (was_inline && obj == entry_obj(e)) return e;      /* unchanged in place */
+    size_t n = inline_size(type, obj);
+    size_t off = entry_prefix(e->meta) + entry_key_len(e);
+    if (n && !was_inline && entry_vcap(e) == inline_pad(off) + n) {
+        /* The body fits the block exactly as it was (same size as before
+         * entry_obj_for_write): copy it back in place. */
+        e->meta |= ENTRY_INLINE;
+        memcpy(entry_obj(e), obj, n);
+        obj_ops_by_type[type]->free(obj);
+        return e;
+    }
+    if (!n && !was_inline && entry_vcap(e) == sizeof obj) {
+        memcpy(entry_val(e), &obj, sizeof obj);
+        return e;
+    }
+    /* A new block. e's own object, if any, is obj itself or was replaced by
+     * it (moved or converted), so only e's block is released. */
+    struct kv_entry *ne = n ? entry_new_inline(entry_key_slice(e), type, obj, n, entry_expire(e))
+                            : entry_new_ptr(entry_key_slice(e), type, obj, entry_expire(e));
+    if (n) obj_ops_by_type[type]->free(obj);
+    entry_release(e);
+    return ne;
+}
+
 static void entry_free_obj(struct kv_entry *e) {
     unsigned type = entry_type(e);
-    if (type == OBJ_STRING) return;
+    if (type == OBJ_STRING || (e->meta & ENTRY_INLINE)) return;
     const struct obj_ops *ops = obj_ops_by_type[type];
     if (ops && ops->free) ops->free(entry_obj(e));
 }
@@ -256,6 +332,8 @@ struct kv_entry *entry_with_key(const struct kv_entry *e, struct slice key, bool
         return n;
     }
     void *obj = entry_obj(e);
+    if (e->meta & ENTRY_INLINE)     /* the body is copied either way */
+        return entry_new_inline(key, type, obj, inline_size(type, obj), entry_expire(e));
     if (!keep_obj) {
         const struct obj_ops *ops = obj_ops_by_type[type];
         if (ops && ops->dup) obj = ops->dup(obj);

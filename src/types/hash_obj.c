@@ -187,8 +187,9 @@ bool hash_iter_next(struct hash_iter *it, struct slice *field, struct slice *val
 static void ops_free(void *obj) { hash_free(obj); }
 static void *ops_dup(const void *obj) { return hash_dup(obj); }
 static const char *ops_encoding(const void *obj) { return hash_encoding(obj); }
+static size_t ops_inline_size(const void *obj) { return is_map(obj) ? 0 : lp_bytes(as_lp(obj)); }
 
-static const struct obj_ops hash_ops = { ops_free, ops_dup, ops_encoding };
+static const struct obj_ops hash_ops = { ops_free, ops_dup, ops_encoding, ops_inline_size };
 
 __attribute__((constructor)) static void hash_obj_register(void) {
     obj_ops_by_type[OBJ_HASH] = &hash_ops;

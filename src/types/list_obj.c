@@ -60,7 +60,7 @@ static void ops_free(void *obj) { list_free(obj); }
 static void *ops_dup(const void *obj) { return list_dup(obj); }
 static const char *ops_encoding(const void *obj) { return list_encoding(obj); }
 
-static const struct obj_ops list_ops = { ops_free, ops_dup, ops_encoding };
+static const struct obj_ops list_ops = { ops_free, ops_dup, ops_encoding, NULL };
 
 __attribute__((constructor)) static void list_register(void) {
     obj_ops_by_type[OBJ_LIST] = &list_ops;

@@ -333,7 +333,7 @@ static void ops_free(void *obj) { set_obj_free(obj); }
 static void *ops_dup(const void *obj) { return set_obj_dup(obj); }
 static const char *ops_encoding(const void *obj) { return set_obj_encoding(obj); }
 
-static const struct obj_ops set_ops = { ops_free, ops_dup, ops_encoding };
+static const struct obj_ops set_ops = { ops_free, ops_dup, ops_encoding, NULL };
 
 __attribute__((constructor)) static void set_obj_register(void) {
     obj_ops_by_type[OBJ_SET] = &set_ops;

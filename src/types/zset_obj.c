@@ -475,8 +475,9 @@ size_t zset_count_lex(const struct zset_obj *z, const struct zlex_spec *r) {
 static void ops_free(void *obj) { zset_free(obj); }
 static void *ops_dup(const void *obj) { return zset_dup(obj); }
 static const char *ops_encoding(const void *obj) { return zset_encoding(obj); }
+static size_t ops_inline_size(const void *obj) { return is_zsl(obj) ? 0 : lp_bytes(as_lp(obj)); }
 
-static const struct obj_ops zset_ops = { ops_free, ops_dup, ops_encoding };
+static const struct obj_ops zset_ops = { ops_free, ops_dup, ops_encoding, ops_inline_size };
 
 __attribute__((constructor)) static void zset_obj_register(void) {
     obj_ops_by_type[OBJ_ZSET] = &zset_ops;

@@ -221,7 +221,7 @@ static void *fake_dup(const void *o) {
     dups++;
     return f;
 }
-static const struct obj_ops fake_ops = { fake_free, fake_dup, NULL };
+static const struct obj_ops fake_ops = { fake_free, fake_dup, NULL, NULL };
 
 static void test_objects_and_hooks(void **state) {
     (void)state;
@@ -288,6 +288,118 @@ static void test_objects_and_hooks(void **state) {
     entry_free(copy);
 }
 
+/* A flat object that may live inline: its size in its first 4 bytes, then
+ * a fill byte repeated. The set type's slot is borrowed for it. */
+struct blob { uint32_t bytes; unsigned char fill[]; };
+static int blob_frees, blob_dups;
+static struct blob *blob_new(size_t bytes, unsigned char c) {
+    struct blob *b = malloc(bytes);
+    b->bytes = (uint32_t)bytes;
+    memset(b->fill, c, bytes - sizeof *b);
+    return b;
+}
+static void blob_free(void *o) { blob_frees++; free(o); }
+static void *blob_dup(const void *o) {
+    const struct blob *b = o;
+    blob_dups++;
+    struct blob *n = malloc(b->bytes);
+    memcpy(n, b, b->bytes);
+    return n;
+}
+static size_t blob_size(const void *o) { return ((const struct blob *)o)->bytes; }
+static const struct obj_ops blob_ops = { blob_free, blob_dup, NULL, blob_size };
+
+static void assert_blob(const struct kv_entry *e, size_t bytes, unsigned char c) {
+    const struct blob *b = entry_obj(e);
+    assert_int_equal((uintptr_t)b % 4, 0);
+    assert_int_equal(b->bytes, bytes);
+    for (size_t i = 0; i < bytes - sizeof *b; i++) assert_int_equal(b->fill[i], c);
+}
+
+static void test_inline_objects(void **state) {
+    (void)state;
+    const struct obj_ops *saved = obj_ops_by_type[OBJ_SET];
+    obj_ops_by_type[OBJ_SET] = &blob_ops;
+    blob_frees = blob_dups = 0;
+
+    /* A small body goes inline: one block, padded so the body is aligned. */
+    struct kv_entry *e = entry_new_obj(SLICE_LIT("key:1"), OBJ_SET, blob_new(40, 'a'), NO_EXPIRE);
+    assert_true(e->meta & ENTRY_INLINE);
+    assert_int_equal(blob_frees, 1);                 /* the original, copied in */
+    assert_int_equal(entry_alloc_size(e), 3 + 5 + 0 + 40);
+    assert_blob(e, 40, 'a');
+
+    /* A write works on a copy the entry points to until it is stored. */
+    struct blob *w = entry_obj_for_write(e);
+    assert_int_equal(blob_dups, 1);
+    assert_false(e->meta & ENTRY_INLINE);
+    assert_ptr_equal(entry_obj(e), w);
+    memset(w->fill, 'b', w->bytes - sizeof *w);
+    struct kv_entry *same = entry_store_obj(e, w);   /* same size: back in place */
+    assert_ptr_equal(same, e);
+    assert_true(e->meta & ENTRY_INLINE);
+    assert_int_equal(blob_frees, 2);
+    assert_blob(e, 40, 'b');
+
+    /* Growing moves the entry and keeps key and expiry. */
+    e = entry_set_expire(e, 4242);
+    assert_blob(e, 40, 'b');
+    w = entry_obj_for_write(e);
+    w = realloc(w, 200);
+    w->bytes = 200;
+    memset(w->fill, 'c', 200 - sizeof *w);
+    e = entry_store_obj(e, w);
+    assert_true(e->meta & ENTRY_INLINE);
+    assert_int_equal(entry_expire(e), 4242);
+    assert_memory_equal(entry_key(e), "key:1", 5);
+    assert_blob(e, 200, 'c');
+
+    /* Past ENTRY_INLINE_MAX the object is kept by pointer, and back. */
+    w = entry_obj_for_write(e);
+    w = realloc(w, ENTRY_INLINE_MAX + 1);
+    w->bytes = ENTRY_INLINE_MAX + 1;
+    memset(w->fill, 'd', ENTRY_INLINE_MAX + 1 - sizeof *w);
+    e = entry_store_obj(e, w);
+    assert_false(e->meta & ENTRY_INLINE);
+    assert_ptr_equal(entry_obj(e), w);
+    assert_int_equal(entry_alloc_size(e), 3 + 8 + 5 + 8);
+    w = entry_obj_for_write(e);                      /* not inline: no copy */
+    assert_ptr_equal(entry_obj(e), w);
+    w = realloc(w, 16);
+    w->bytes = 16;
+    e = entry_store_obj(e, w);
+    assert_true(e->meta & ENTRY_INLINE);
+    assert_blob(e, 16, 'd');
+    e = entry_set_expire(e, NO_EXPIRE);
+    assert_blob(e, 16, 'd');
+
+    /* Re-keying copies the body, at the new key's alignment. */
+    int frees_before = blob_frees;
+    struct kv_entry *copy = entry_with_key(e, SLICE_LIT("k2"), false);
+    struct kv_entry *moved = entry_with_key(e, SLICE_LIT("longer-key"), true);
+    entry_release(e);
+    assert_true(copy->meta & ENTRY_INLINE);
+    assert_blob(copy, 16, 'd');
+    assert_blob(moved, 16, 'd');
+    assert_memory_equal(entry_key(moved), "longer-key", 10);
+
+    /* A long key makes the entry wide; the body stays aligned. */
+    char *k = filled(300, 'z');
+    struct kv_entry *wide = entry_new_obj((struct slice){ k, 300 }, OBJ_SET, blob_new(24, 'w'), 77);
+    assert_true(wide->meta & ENTRY_WIDE);
+    assert_true(wide->meta & ENTRY_INLINE);
+    assert_blob(wide, 24, 'w');
+    free(k);
+
+    /* Freeing an inline entry frees no object. */
+    frees_before = blob_frees;
+    entry_free(copy);
+    entry_free(moved);
+    entry_free(wide);
+    assert_int_equal(blob_frees, frees_before);
+    obj_ops_by_type[OBJ_SET] = saved;
+}
+
 static void test_with_key_string(void **state) {
     (void)state;
     char *big = filled(600, 'v');
@@ -322,6 +434,7 @@ int main(void) {
         cmocka_unit_test(test_append_loop_is_amortised),
         cmocka_unit_test(test_set_string),
         cmocka_unit_test(test_objects_and_hooks),
+        cmocka_unit_test(test_inline_objects),
         cmocka_unit_test(test_with_key_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
