@@ -12,9 +12,10 @@
  * costs nothing for keys without one. Strings keep their bytes inline; the
  * other types store one pointer to their object as an 8-byte value, except
  * small compact objects (ENTRY_INLINE: a hash or sorted set listpack of up to
- * ENTRY_INLINE_MAX bytes), whose bytes are the value itself, after 0..3
- * bytes of padding that align them to 4. That saves the pointer and a
- * second allocation per key: a fifth of a 10-field hash.
+ * ENTRY_INLINE_MAX bytes), whose bytes are the value itself, after 0 or 1
+ * byte of padding that makes their address even (the types keep their
+ * encoding tag in bit 0 of the object pointer). That saves the pointer and
+ * a second allocation per key: a fifth of a 10-field hash.
  * Fields after the meta byte are unaligned and read with memcpy.
  * An entry is immutable in size: operations that change its size build a new
  * one (entry_* functions below return the possibly-moved entry) and the
@@ -72,10 +73,11 @@ static inline long long entry_expire(const struct kv_entry *e) {
     long long v; memcpy(&v, (const char *)e + entry__hdr(e), 8); return v;
 }
 /* The object of a non-string entry, for reading: the pointer in the value,
- * or the inline body (4-byte aligned: entry blocks are 8-byte aligned). */
+ * or the inline body (at an even address; inline objects must not need more
+ * alignment than that, so their headers are packed structs). */
 static inline void *entry_obj(const struct kv_entry *e) {
     const char *v = entry_key(e) + entry_key_len(e);
-    if (e->meta & ENTRY_INLINE) return (void *)(v + (-(uintptr_t)v & 3));
+    if (e->meta & ENTRY_INLINE) return (void *)(v + ((uintptr_t)v & 1));
     void *p; memcpy(&p, v, sizeof p); return p;
 }
 /* The object, for changing it. An inline body is first copied out to an

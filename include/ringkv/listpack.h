@@ -28,7 +28,8 @@
 
 #include "ringkv/common.h"
 
-struct listpack {
+/* Packed: a small listpack may live inside an entry at any even address. */
+struct __attribute__((packed)) listpack {
     uint32_t bytes;            /* whole allocation, this header included */
     uint32_t count : 31;       /* elements */
     uint32_t forward : 1;      /* no length trailers: walked from the front only */

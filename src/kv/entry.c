@@ -144,7 +144,7 @@ static size_t inline_size(unsigned type, const void *obj) {
 }
 
 /* Padding before an inline body that starts `off` bytes into the block. */
-static size_t inline_pad(size_t off) { return -off & 3; }
+static size_t inline_pad(size_t off) { return off & 1; }
 
 /* New entry holding a copy of the n-byte body inline. */
 static struct kv_entry *entry_new_inline(struct slice key, unsigned type, const void *body, size_t n,
