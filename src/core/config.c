@@ -108,7 +108,7 @@ void config_set_defaults(void) {
     rk_config.io_buffer_size = 16384;
     rk_config.io_batch_wait_us = 50;
     rk_config.list_max_listpack_size = -2;
-    rk_config.hash_max_listpack_entries = 128;
+    rk_config.hash_max_listpack_entries = 512;   /* redis-server 7.0's default */
     rk_config.hash_max_listpack_value = 64;
     rk_config.set_max_intset_entries = 512;
     rk_config.set_max_listpack_entries = 128;

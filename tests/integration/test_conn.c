@@ -657,6 +657,13 @@ static void test_config(void **state)
     config_get_expect(c, "requirepass", "");
     config_get_expect(c, "proto-max-bulk-len", "536870912");
     config_get_expect(c, "appendonly", "no");
+    /* the compact-encoding thresholds of redis-server 7.0 */
+    config_get_expect(c, "hash-max-listpack-entries", "512");
+    config_get_expect(c, "hash-max-listpack-value", "64");
+    config_get_expect(c, "zset-max-listpack-entries", "128");
+    config_get_expect(c, "zset-max-listpack-value", "64");
+    config_get_expect(c, "set-max-intset-entries", "512");
+    config_get_expect(c, "list-max-listpack-size", "-2");
     config_get_expect(c, "MAXCLIENTS", "10000");   /* case-insensitive; Redis 7.0 echoes an exact name as sent */
     redisReply *r = cmd(c, "CONFIG GET save");
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
