@@ -204,10 +204,15 @@ struct kv_entry *entry_store_obj(struct kv_entry *e, void *obj) {
         memcpy(entry_val(e), &obj, sizeof obj);
         return e;
     }
-    /* A new block. e's own object, if any, is obj itself or was replaced by
-     * it (moved or converted), so only e's block is released. */
+    /* A new block, from e's own arena: a command that works on keys of
+     * several shards may have pointed rk_arena at another shard's. e's own
+     * object, if any, is obj itself or was replaced by it (moved or
+     * converted), so only e's block is released. */
+    struct entry_arena *saved = rk_arena;
+    if (e->meta & ENTRY_ARENA) rk_arena = arena_of(e);
     struct kv_entry *ne = n ? entry_new_inline(entry_key_slice(e), type, obj, n, entry_expire(e))
                             : entry_new_ptr(entry_key_slice(e), type, obj, entry_expire(e));
+    rk_arena = saved;
     if (n) obj_ops_by_type[type]->free(obj);
     entry_release(e);
     return ne;

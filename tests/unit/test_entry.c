@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "ringkv/entry.h"
+#include "ringkv/arena.h"
 
 static char *filled(size_t n, char c) {
     char *p = malloc(n + 1);
@@ -390,6 +391,30 @@ static void test_inline_objects(void **state) {
     assert_true(wide->meta & ENTRY_INLINE);
     assert_blob(wide, 24, 'w');
     free(k);
+
+    /* A replacement stays in its entry's arena, wherever rk_arena points
+     * (a command on keys of two shards). */
+    struct entry_arena home, other;
+    arena_init(&home);
+    arena_init(&other);
+    rk_arena = &home;
+    struct kv_entry *ae = entry_new_obj(SLICE_LIT("a"), OBJ_SET, blob_new(16, 'h'), NO_EXPIRE);
+    assert_ptr_equal(arena_of(ae), &home);
+    rk_arena = &other;
+    w = entry_obj_for_write(ae);
+    w = realloc(w, 100);
+    w->bytes = 100;
+    memset(w->fill, 'i', 100 - sizeof *w);
+    ae = entry_store_obj(ae, w);
+    assert_ptr_equal(arena_of(ae), &home);
+    assert_ptr_equal(rk_arena, &other);
+    assert_blob(ae, 100, 'i');
+    entry_free(ae);
+    assert_int_equal(home.used_bytes, 0);
+    assert_int_equal(other.used_bytes, 0);
+    rk_arena = NULL;
+    arena_destroy(&home);
+    arena_destroy(&other);
 
     /* Freeing an inline entry frees no object. */
     frees_before = blob_frees;
