@@ -24,9 +24,9 @@
  *   others      never written
  *
  * Length trailer (absent in a forward-only listpack, see below): L <= 239
- * is one byte holding L. Otherwise L is written
- * little endian in 2 bytes followed by the byte 0xF2, or in 4 bytes
- * followed by 0xF4; a last byte >= 0xF0 therefore announces the wider form.
+ * is one byte holding L. Otherwise L is written little endian in 2 bytes
+ * followed by the byte 0xF2, or in 4 bytes followed by 0xF4; a last byte
+ * >= 0xF0 therefore announces the wider form.
  *
  * So a 1..63 byte string costs 2 bytes over its length, an integer 0..127
  * costs 2 bytes, -4096..4095 costs 3, and anything up to +-2^31 at most 6.
@@ -486,8 +486,10 @@ bool lp_check(const struct listpack *lp) {
         if (hdr > lp->bytes - pos) return false;
         size_t L = elem_len(b + pos), bs = trailer_size(lp, L);
         if (L + bs > lp->bytes - pos) return false;
-        size_t rbs, rL = bs ? back_read(b + pos + L + bs, &rbs) : (rbs = 0, L);
-        if (rL != L || rbs != bs) return false;
+        if (bs) {
+            size_t rbs, rL = back_read(b + pos + L + bs, &rbs);
+            if (rL != L || rbs != bs) return false;
+        }
         struct lp_value v;
         decode(b + pos, &v);
         long long x;
