@@ -21,6 +21,18 @@
 
 /* ---- COMMAND ---- */
 
+/* INFO's mem_allocator, as Redis's "jemalloc-5.3.0". The server binary
+ * links mimalloc (CMakeLists.txt) and this code is also linked into tests
+ * that do not, so ask the library itself: mi_version is weak. */
+extern int mi_version(void) __attribute__((weak));
+static const char *allocator_name(void) {
+    static _Thread_local char name[32];
+    if (!mi_version) return "libc";
+    int v = mi_version();   /* e.g. 209 for 2.0.9 */
+    snprintf(name, sizeof name, "mimalloc-%d.%d.%d", v / 100, v / 10 % 10, v % 10);
+    return name;
+}
+
 static const struct { uint32_t flag; const char *name; } flag_names[] = {
     {CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"}, {CMD_ADMIN, "admin"},
     {CMD_NOSCRIPT, "noscript"}, {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"}, {CMD_STALE, "stale"},
@@ -355,12 +367,7 @@ void cmd_info(struct cmd_ctx *c) {
           "used_memory_peak:%zu\r\nused_memory_peak_human:%s\r\nmaxmemory:%lld\r\nmaxmemory_human:%s\r\n"
           "maxmemory_policy:%s\r\nmem_fragmentation_ratio:1.00\r\nmem_allocator:%s\r\n\r\n",
           rss, h1, rss, h1, rss, h1, CONFIG_GET(maxmemory), h2, rk_config.maxmemory_policy,
-#ifdef RINGKV_MIMALLOC
-          "mimalloc"
-#else
-          "libc"
-#endif
-          );
+          allocator_name());
     }
     if (section_wanted(c, "persistence", true)) {
         P("# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\n"
