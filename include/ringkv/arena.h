@@ -4,9 +4,12 @@
  * Entries are small and numerous, so the allocator's rounding decides the
  * memory per key: a 35-byte entry (16-byte key, 16-byte value) costs 48
  * bytes in mimalloc's, jemalloc's or glibc's size classes. An arena hands out
- * blocks in 8-byte steps up to ARENA_MAX_BLOCK (so 40 bytes here) by bumping
- * a pointer through 1 MB chunks, and keeps freed blocks on one free list per
- * size. Larger entries go to malloc.
+ * blocks in 2-byte steps up to ARENA_MAX_BLOCK (so 36 bytes here; at least
+ * ARENA_MIN_BLOCK, room for a free-list link) by bumping a pointer through
+ * 2 MB chunks, and keeps freed blocks on one free list per size. Larger
+ * entries go to malloc. Blocks are only 2-byte aligned: entries read their
+ * fields with memcpy, and an object kept inline in one needs no more (see
+ * entry.h).
  *
  * Chunks are 2 MB and ask for transparent huge pages: lookups touch entries
  * at random, and with 4 KB pages each would also cost a TLB miss.
@@ -26,12 +29,14 @@
 #include <stdint.h>
 
 #define ARENA_MAX_BLOCK 512
+#define ARENA_MIN_BLOCK 8
+#define ARENA_STEP      2
 #define ARENA_CHUNK     ((size_t)2 << 20)   /* one huge page */
 
 struct arena_chunk;
 
 struct entry_arena {
-    void *free_list[ARENA_MAX_BLOCK / 8 + 1];   /* by size / 8 */
+    void *free_list[ARENA_MAX_BLOCK / ARENA_STEP + 1];   /* by size / ARENA_STEP */
     char *bump, *bump_end;
     struct arena_chunk *chunks;
     size_t chunk_count;

@@ -4,8 +4,9 @@
  * Chunks are 2 MB, aligned to 2 MB, so the chunk (and its arena) of any block
  * is found by masking the block's address. A chunk starts with its header;
  * blocks are carved after it in order and never move. Freed blocks are kept
- * per size and reused first; memory goes back to the system when the arena
- * is destroyed.
+ * per size and reused first (the link to the next free block is stored in
+ * the block itself, with memcpy: blocks are only 2-byte aligned); memory
+ * goes back to the system when the arena is destroyed.
  */
 #include "ringkv/arena.h"
 #include "ringkv/common.h"
@@ -21,9 +22,24 @@ struct arena_chunk {
     struct arena_chunk *next;
 };
 
-#define CHUNK_HEADER 64   /* keeps blocks 8-byte aligned, header on its own line */
+#define CHUNK_HEADER 64   /* the header on its own cache line */
 
-static size_t block_size(size_t size) { return (size + 7) & ~(size_t)7; }
+static size_t block_size(size_t size) {
+    size = (size + ARENA_STEP - 1) & ~(size_t)(ARENA_STEP - 1);
+    return size < ARENA_MIN_BLOCK ? ARENA_MIN_BLOCK : size;
+}
+
+static void *next_free(const void *block) {
+    void *next;
+    memcpy(&next, block, sizeof next);
+    return next;
+}
+
+/* Put block (of class bs) on its free list. */
+static void push_free(struct entry_arena *a, void *block, size_t bs) {
+    memcpy(block, &a->free_list[bs / ARENA_STEP], sizeof(void *));
+    a->free_list[bs / ARENA_STEP] = block;
+}
 
 void arena_init(struct entry_arena *a) { memset(a, 0, sizeof *a); }
 
@@ -49,21 +65,20 @@ static struct arena_chunk *chunk_new(struct entry_arena *a) {
 
 void *arena_alloc(struct entry_arena *a, size_t size) {
     size_t bs = block_size(size);
-    void **head = &a->free_list[bs / 8];
+    void **head = &a->free_list[bs / ARENA_STEP];
     a->used_bytes += bs;
     if (*head) {
         void *p = *head;
-        *head = *(void **)p;
+        *head = next_free(p);
         return p;
     }
     if ((size_t)(a->bump_end - a->bump) < bs) {
         /* The tail of the old chunk is too small for this block: keep it
          * for smaller ones rather than lose it. */
-        while (a->bump_end - a->bump >= 8) {
+        while (a->bump_end - a->bump >= ARENA_MIN_BLOCK) {
             size_t left = (size_t)(a->bump_end - a->bump);
-            size_t piece = left > ARENA_MAX_BLOCK ? ARENA_MAX_BLOCK : left & ~(size_t)7;
-            *(void **)a->bump = a->free_list[piece / 8];
-            a->free_list[piece / 8] = a->bump;
+            size_t piece = left > ARENA_MAX_BLOCK ? ARENA_MAX_BLOCK : left & ~(size_t)(ARENA_STEP - 1);
+            push_free(a, a->bump, piece);
             a->bump += piece;
         }
         char *base = (char *)chunk_new(a);
@@ -83,8 +98,7 @@ struct entry_arena *arena_of(const void *p) {
 void arena_free(void *p, size_t size) {
     struct entry_arena *a = arena_of(p);
     size_t bs = block_size(size);
-    *(void **)p = a->free_list[bs / 8];
-    a->free_list[bs / 8] = p;
+    push_free(a, p, bs);
     a->used_bytes -= bs;
 }
 

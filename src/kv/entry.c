@@ -4,8 +4,8 @@
  *
  * The point of the layout is to make the common case small: a key and value
  * both shorter than 256 bytes get a 3-byte header and no padding, so a
- * 16-byte key with a 16-byte value is a 35-byte block, which fits mimalloc's
- * 40-byte size class. A TTL adds 8 bytes only to keys that have one.
+ * 16-byte key with a 16-byte value is a 35-byte block, a 36-byte block of
+ * the shard's arena (arena.h). A TTL adds 8 bytes only to keys that have one.
  *
  * Strings that are edited in place (APPEND, SETRANGE) switch to the wide
  * header, which carries a value capacity, so that growing them repeatedly

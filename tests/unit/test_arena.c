@@ -16,13 +16,18 @@ static void test_alloc_free_reuse(void **state) {
     void *p = arena_alloc(&a, 35);
     assert_non_null(p);
     assert_ptr_equal(arena_of(p), &a);
-    assert_int_equal(a.used_bytes, 40);        /* 8-byte steps: 35 -> 40 */
+    assert_int_equal(a.used_bytes, 36);        /* 2-byte steps: 35 -> 36 */
     arena_free(p, 35);
     assert_int_equal(a.used_bytes, 0);
-    void *q = arena_alloc(&a, 33);             /* same class: the same block again */
+    void *q = arena_alloc(&a, 36);             /* same class: the same block again */
     assert_ptr_equal(p, q);
-    void *r = arena_alloc(&a, 48);             /* other class: a new block */
+    void *r = arena_alloc(&a, 38);             /* other class: a new block */
     assert_ptr_not_equal(r, q);
+    assert_int_equal((char *)r - (char *)q, 36);   /* right after it */
+    void *s = arena_alloc(&a, 3);              /* the smallest block holds a link */
+    assert_int_equal(a.used_bytes, 36 + 38 + ARENA_MIN_BLOCK);
+    arena_free(s, 3);
+    assert_ptr_equal(arena_alloc(&a, 1), s);
     arena_destroy(&a);
 }
 
@@ -60,9 +65,9 @@ static void test_entries_use_current_arena(void **state) {
     rk_arena = &a;
     struct kv_entry *e = entry_new_string(SLICE_LIT("key:000000000001"), SLICE_LIT("value:0000000001"), NO_EXPIRE);
     assert_true(e->meta & ENTRY_ARENA);
-    assert_int_equal(a.used_bytes, 40);
+    assert_int_equal(a.used_bytes, 36);
     e = entry_set_expire(e, 12345);              /* grows by 8: still in a */
-    assert_int_equal(a.used_bytes, 48);
+    assert_int_equal(a.used_bytes, 44);
     rk_arena = &b;
     e = entry_rehome(e);                         /* moves to b, a is empty again */
     assert_ptr_equal(arena_of(e), &b);
