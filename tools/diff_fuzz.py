@@ -117,7 +117,7 @@ def gen():
     if r < 0.03 + 0.25: return ["CONFIG", "SET", "zset-max-listpack-entries", str(rnd.choice([0, 1, 4, 16, 128]))]
     if r < 0.30: return ["CONFIG", "SET", "hash-max-listpack-entries", str(rnd.choice([0, 1, 4, 16, 512]))]
     if r < 0.32: return [rnd.choice(["RENAME", "COPY"]), k, k2]
-    if r < 0.33: return ["EXPIRE", k, "1000"]
+    if r < 0.33: return [rnd.choice(["EXPIRE", "TTL", "TTL", "PERSIST"]), k] + (["1000"] if rnd.random() < 0.3 else [])
     if r < 0.35: return ["OBJECT", "ENCODING", k]
     c = rnd.choice(["ZADD", "ZADD", "ZADD", "ZREM", "ZRANGE", "ZRANGE", "ZREVRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE",
                     "ZRANK", "ZREVRANK", "ZSCORE", "ZMSCORE", "ZCARD", "ZCOUNT",
@@ -162,6 +162,7 @@ def gen():
     if c == "ZRANGESTORE": return [c, k, k2, idx(), idx()]
     if c in ("ZUNION", "ZDIFF"): return [c, "2", k, k2, "WITHSCORES"]
 def norm(c, r):
+    if c[0] == "TTL" and isinstance(r, int) and r > 0: return "counting down"
     if isinstance(r, list) and c[0] in UNORDERED:
         if c[0] == "HGETALL": return sorted(zip(r[0::2], r[1::2]), key=repr)
         return sorted(r, key=repr)
