@@ -51,8 +51,7 @@ struct lp_value {
 struct listpack *lp_new(void);
 /* A listpack whose elements carry no trailing length: one byte smaller each,
  * but lp_prev, lp_last and lp_seek from the tail walk from the first
- * element. For hashes, sets and sorted sets, which are small and seldom
- * walked backwards. */
+ * element. For hashes and sets, which are never walked backwards. */
 struct listpack *lp_new_forward(void);
 void lp_free(struct listpack *lp);
 
@@ -72,6 +71,9 @@ size_t lp_first(const struct listpack *lp);                /* LP_NONE if empty *
 size_t lp_last(const struct listpack *lp);
 size_t lp_next(const struct listpack *lp, size_t pos);     /* LP_NONE after the last */
 size_t lp_prev(const struct listpack *lp, size_t pos);     /* LP_NONE before the first */
+/* Two elements on: the next field,value or member,score pair (one call, for
+ * the walks of hashes and sorted sets). LP_NONE after the last. */
+size_t lp_next_pair(const struct listpack *lp, size_t pos);
 /* The element at index (negative counts from the tail: -1 is the last);
  * LP_NONE when out of range. Walks from the nearer end. */
 size_t lp_seek(const struct listpack *lp, long long index);

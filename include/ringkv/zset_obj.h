@@ -78,19 +78,12 @@ size_t zset_count_lex(const struct zset_obj *z, const struct zlex_spec *r);
 bool zset_lex_gte_min(const struct zlex_spec *r, struct slice member);
 bool zset_lex_lte_max(const struct zlex_spec *r, struct slice member);
 
-/* A position in the set, walkable both ways (no change to the set meanwhile).
- * A listpack has no back links (lp_new_forward), so walking backwards
- * refills `back` with the positions of the members before pos by one walk
- * from the front: a reverse range costs O(n * n / ZSET_IT_BACK) steps over
- * a listpack, which its size (zset-max-listpack-entries) keeps small. */
-#define ZSET_IT_BACK 16
+/* A position in the set, walkable both ways (no change to the set meanwhile). */
 struct zset_it {
     const struct zset_obj *z;
     size_t pos;                   /* listpack: position of the member */
     const struct zsl_node *node;  /* skiplist */
     bool valid;
-    unsigned nback;               /* listpack: members in back, the nearest last */
-    uint32_t back[ZSET_IT_BACK];
     char buf[LP_INTBUF_SIZE];
 };
 /* At rank (0-based from the lowest); invalid when rank >= len. */

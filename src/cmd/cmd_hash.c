@@ -318,7 +318,7 @@ static void reply_lp_pair(struct cmd_ctx *c, const struct listpack *lp, size_t p
 static size_t *lp_field_positions(const struct listpack *lp, size_t n) {
     size_t *pos = rk_malloc(n * sizeof *pos);
     size_t i = 0;
-    for (size_t p = lp_first(lp); p != LP_NONE && i < n; p = lp_next(lp, lp_next(lp, p)))
+    for (size_t p = lp_first(lp); p != LP_NONE && i < n; p = lp_next_pair(lp, p))
         pos[i++] = p;
     return pos;
 }
@@ -474,7 +474,7 @@ static void cmd_hscan(struct cmd_ctx *c) {
         size_t n = hash_len(h), matched = 0;
         size_t *keep = rk_malloc((n ? n : 1) * sizeof *keep);
         char fbuf[LP_INTBUF_SIZE];
-        for (size_t p = lp_first(lp); p != LP_NONE; p = lp_next(lp, lp_next(lp, p))) {
+        for (size_t p = lp_first(lp); p != LP_NONE; p = lp_next_pair(lp, p)) {
             struct lp_value fv;
             lp_get(lp, p, &fv);
             if (scan_matches(&sa, lp_value_str(&fv, fbuf)))

@@ -24,7 +24,7 @@ static inline struct zset_obj *from_zsl(struct zskiplist *zs) {
     return (struct zset_obj *)((uintptr_t)zs | ZSL_TAG);
 }
 
-struct zset_obj *zset_new(void) { return from_lp(lp_new_forward()); }
+struct zset_obj *zset_new(void) { return from_lp(lp_new()); }
 struct zset_obj *zset_new_skiplist(void) { return from_zsl(zsl_new()); }
 struct zset_obj *zset_from_zsl(struct zskiplist *zs) { return from_zsl(zs); }
 
@@ -98,7 +98,7 @@ static void zzl_insert(struct listpack **lpp, struct slice member, double score)
     struct slice st = score_text(sbuf, score);
     struct listpack *lp = *lpp;
     char mbuf[LP_INTBUF_SIZE];
-    for (size_t pos = lp_first(lp); pos != LP_NONE; pos = lp_next(lp, lp_next(lp, pos))) {
+    for (size_t pos = lp_first(lp); pos != LP_NONE; pos = lp_next_pair(lp, pos)) {
         double s = lp_score(lp, lp_next(lp, pos));
         if (s > score || (s == score && member_cmp(lp_text(lp, pos, mbuf), member) > 0)) {
             size_t mp = lp_insert_before(lpp, pos, member);
@@ -139,7 +139,7 @@ void zset_convert_if_small(struct zset_obj **zp) {
         if (x->len > maxv) return;
         total += x->len + 32;
     }
-    struct listpack *lp = lp_new_forward();
+    struct listpack *lp = lp_new();
     if (!lp_safe_to_add(lp, total)) { lp_free(lp); return; }
     char sbuf[64];
     for (const struct zsl_node *x = zsl_first(zs); x; x = zsl_next(x)) {
@@ -247,7 +247,7 @@ size_t zset_rank(const struct zset_obj *z, struct slice member, bool reverse, do
     }
     const struct listpack *lp = as_lp(z);
     size_t rank = 0;
-    for (size_t pos = lp_first(lp); pos != LP_NONE; pos = lp_next(lp, lp_next(lp, pos)), rank++) {
+    for (size_t pos = lp_first(lp); pos != LP_NONE; pos = lp_next_pair(lp, pos), rank++) {
         if (lp_eq(lp, pos, member)) {
             if (score) *score = lp_score(lp, lp_next(lp, pos));
             return reverse ? len - 1 - rank : rank;
@@ -260,7 +260,6 @@ size_t zset_rank(const struct zset_obj *z, struct slice member, bool reverse, do
 
 void zset_it_rank(struct zset_it *it, const struct zset_obj *z, size_t rank) {
     it->z = z;
-    it->nback = 0;
     it->valid = rank < zset_len(z);
     if (!it->valid) return;
     if (is_zsl(z)) it->node = zsl_at_rank(as_zsl(z), rank);
@@ -273,23 +272,9 @@ void zset_it_next(struct zset_it *it) {
         it->node = zsl_next(it->node);
         it->valid = it->node != NULL;
     } else {
-        const struct listpack *lp = as_lp(it->z);
-        it->pos = lp_next(lp, lp_next(lp, it->pos));
+        it->pos = lp_next_pair(as_lp(it->z), it->pos);
         it->valid = it->pos != LP_NONE;
-        it->nback = 0;
     }
-}
-
-/* Fill it->back with the (up to ZSET_IT_BACK) members just before it->pos. */
-static void refill_back(struct zset_it *it) {
-    const struct listpack *lp = as_lp(it->z);
-    uint32_t ring[ZSET_IT_BACK];
-    size_t n = 0;
-    for (size_t p = lp_first(lp); p != LP_NONE && p < it->pos; p = lp_next(lp, lp_next(lp, p)))
-        ring[n++ % ZSET_IT_BACK] = (uint32_t)p;
-    size_t k = n < ZSET_IT_BACK ? n : ZSET_IT_BACK;
-    for (size_t i = 0; i < k; i++) it->back[i] = ring[(n - k + i) % ZSET_IT_BACK];
-    it->nback = (unsigned)k;
 }
 
 void zset_it_prev(struct zset_it *it) {
@@ -297,11 +282,12 @@ void zset_it_prev(struct zset_it *it) {
     if (is_zsl(it->z)) {
         it->node = zsl_prev(it->node);
         it->valid = it->node != NULL;
-        return;
+    } else {
+        const struct listpack *lp = as_lp(it->z);
+        size_t p = lp_prev(lp, it->pos);
+        it->pos = p == LP_NONE ? LP_NONE : lp_prev(lp, p);
+        it->valid = it->pos != LP_NONE;
     }
-    if (it->nback == 0) refill_back(it);
-    it->valid = it->nback > 0;
-    it->pos = it->valid ? it->back[--it->nback] : LP_NONE;
 }
 
 struct slice zset_it_member(struct zset_it *it) {
