@@ -49,118 +49,114 @@ class Conn:
 rnd = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 1)
 A, B = Conn(int(sys.argv[1])), Conn(int(sys.argv[2]))
 N = int(sys.argv[4]) if len(sys.argv) > 4 else 20000
-keys = ["h%d" % i for i in range(4)] + ["z%d" % i for i in range(4)] + ["{t}z%d" % i for i in range(3)]
+hkeys = ["h%d" % i for i in range(4)]
+zkeys = ["z%d" % i for i in range(4)] + ["{t}z%d" % i for i in range(3)]   # {t}: one hash slot, one shard
 lkeys = ["L%d" % i for i in range(2)]
 skeys = ["s%d" % i for i in range(3)] + ["{t}s%d" % i for i in range(2)]
-qkeys = ["q%d" % i for i in range(3)]   # lex commands: Redis leaves them unspecified unless all scores are equal
+qkeys = ["q%d" % i for i in range(3)]
 def mem(): return rnd.choice(["m%d" % rnd.randrange(40), str(rnd.randrange(-5, 300)), "x" * rnd.randrange(0, 80), "a", "b", "c"])
 def score(): return rnd.choice([str(rnd.randrange(-5, 20)), "%.3f" % rnd.uniform(-10, 10), "inf", "-inf", "+inf", "1e3", "nan", "abc"])
 def bound(): return rnd.choice(["-inf", "+inf", "(1", "2", "(5.5", str(rnd.randrange(-5, 20)), "x"])
 def lex(): return rnd.choice(["-", "+", "[a", "(m1", "[m2", "(x", "[", "m"])
 def idx(): return str(rnd.randrange(-15, 15))
+def maybe(p, args): return args if rnd.random() < p else []
+def limit(p): return maybe(p, ["LIMIT", str(rnd.randrange(-1, 5)), str(rnd.randrange(-1, 8))])
 UNORDERED = {"HGETALL", "HKEYS", "HVALS", "SMEMBERS", "SINTER", "SUNION", "SDIFF"}
-def gen():
-    k = rnd.choice(keys); k2 = rnd.choice(keys); r = rnd.random()
-    if k.startswith("h"):
-        c = rnd.choice(["HSET", "HSET", "HSETNX", "HDEL", "HGET", "HMGET", "HGETALL", "HLEN", "HINCRBY", "HINCRBYFLOAT", "HEXISTS", "HSTRLEN", "HKEYS", "HVALS"])
-        f = lambda: rnd.choice(["f%d" % rnd.randrange(30), "n", "y" * rnd.randrange(0, 70)])
-        if c == "HSET": return [c, k] + sum([[f(), mem()] for _ in range(rnd.randrange(1, 5))], [])
-        if c == "HSETNX": return [c, k, f(), mem()]
-        if c in ("HDEL", "HMGET"): return [c, k] + [f() for _ in range(rnd.randrange(1, 4))]
-        if c in ("HGET", "HEXISTS", "HSTRLEN"): return [c, k, f()]
-        if c == "HINCRBY": return [c, k, f(), rnd.choice(["1", "-3", "x", "9223372036854775807"])]
-        if c == "HINCRBYFLOAT": return [c, k, f(), rnd.choice(["1.5", "-3", "x", "1e308"])]
-        return [c, k]
-    if r < 0.10:
-        k, k2 = rnd.choice(skeys), rnd.choice(skeys)
-        c = rnd.choice(["SADD", "SADD", "SREM", "SMEMBERS", "SISMEMBER", "SMISMEMBER", "SCARD", "SINTER", "SUNION", "SDIFF",
-                        "SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE", "SMOVE", "SINTERCARD", "CONFIG"])
-        if c == "SADD": return [c, k] + [mem() for _ in range(rnd.randrange(1, 6))]
-        if c in ("SREM", "SMISMEMBER"): return [c, k] + [mem() for _ in range(rnd.randrange(1, 4))]
-        if c == "SISMEMBER": return [c, k, mem()]
-        if c in ("SMEMBERS", "SCARD"): return [c, k]
-        if c in ("SINTER", "SUNION", "SDIFF"): return [c, k, k2]
-        if c.endswith("STORE"): return [c, k, k2, rnd.choice(skeys)]
-        if c == "SMOVE": return [c, k, k2, mem()]
-        if c == "SINTERCARD": return [c, "2", k, k2]
-        return ["CONFIG", "SET", "set-max-intset-entries", str(rnd.choice([0, 2, 8, 128, 512]))]
-    if r < 0.18:
-        k, k2 = rnd.choice(qkeys), rnd.choice(qkeys)
-        c = rnd.choice(["LPUSH", "RPUSH", "LPOP", "RPOP", "LRANGE", "LRANGE", "LINDEX", "LSET", "LREM", "LTRIM", "LINSERT",
-                        "LPOS", "LMOVE", "LLEN", "CONFIG"])
-        if c in ("LPUSH", "RPUSH"): return [c, k] + [mem() for _ in range(rnd.randrange(1, 8))]
-        if c in ("LPOP", "RPOP"): return [c, k] + ([str(rnd.randrange(0, 4))] if rnd.random() < 0.4 else [])
-        if c == "LRANGE": return [c, k, idx(), idx()]
-        if c == "LINDEX": return [c, k, idx()]
-        if c == "LSET": return [c, k, idx(), mem()]
-        if c == "LREM": return [c, k, str(rnd.randrange(-3, 4)), mem()]
-        if c == "LTRIM": return [c, k, idx(), idx()]
-        if c == "LINSERT": return [c, k, rnd.choice(["BEFORE", "AFTER"]), mem(), mem()]
-        if c == "LPOS": return [c, k, mem()] + (["RANK", str(rnd.choice([-2, -1, 1, 2]))] if rnd.random() < 0.5 else []) + (["COUNT", str(rnd.randrange(0, 3))] if rnd.random() < 0.5 else [])
-        if c == "LMOVE": return [c, k, k2, rnd.choice(["LEFT", "RIGHT"]), rnd.choice(["LEFT", "RIGHT"])]
-        if c == "LLEN": return [c, k]
-        return ["CONFIG", "SET", "list-max-listpack-size", str(rnd.choice([-2, -1, 1, 2, 4, 128]))]
-    if r < 0.25:
-        k = rnd.choice(lkeys)
-        c = rnd.choice(["ZADD", "ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZLEXCOUNT", "ZREMRANGEBYLEX", "ZRANGE", "ZREM"])
-        if c == "ZADD": return [c, k] + sum([["0", mem()] for _ in range(rnd.randrange(1, 6))], [])
-        if c == "ZREM": return [c, k, mem()]
-        if c == "ZRANGE":
-            a = [c, k, lex(), lex(), "BYLEX"] + (["REV"] if rnd.random() < 0.5 else [])
-            if rnd.random() < 0.5: a += ["LIMIT", str(rnd.randrange(-1, 5)), str(rnd.randrange(-1, 8))]
-            return a
-        if c in ("ZRANGEBYLEX", "ZREVRANGEBYLEX"):
-            a = [c, k, lex(), lex()]
-            if rnd.random() < 0.4: a += ["LIMIT", str(rnd.randrange(-1, 5)), str(rnd.randrange(-1, 8))]
-            return a
-        return [c, k, lex(), lex()]
-    if r < 0.03 + 0.25: return ["CONFIG", "SET", "zset-max-listpack-entries", str(rnd.choice([0, 1, 4, 16, 128]))]
-    if r < 0.30: return ["CONFIG", "SET", "hash-max-listpack-entries", str(rnd.choice([0, 1, 4, 16, 512]))]
-    if r < 0.32: return [rnd.choice(["RENAME", "COPY"]), k, k2]
-    if r < 0.33: return [rnd.choice(["EXPIRE", "TTL", "TTL", "PERSIST"]), k] + (["1000"] if rnd.random() < 0.3 else [])
-    if r < 0.35: return ["OBJECT", "ENCODING", k]
+
+def gen_hash():
+    k = rnd.choice(hkeys)
+    f = lambda: rnd.choice(["f%d" % rnd.randrange(30), "n", "y" * rnd.randrange(0, 70)])
+    c = rnd.choice(["HSET", "HSET", "HSETNX", "HDEL", "HGET", "HMGET", "HGETALL", "HLEN", "HINCRBY", "HINCRBYFLOAT",
+                    "HEXISTS", "HSTRLEN", "HKEYS", "HVALS"])
+    if c == "HSET": return [c, k] + sum([[f(), mem()] for _ in range(rnd.randrange(1, 5))], [])
+    if c == "HSETNX": return [c, k, f(), mem()]
+    if c in ("HDEL", "HMGET"): return [c, k] + [f() for _ in range(rnd.randrange(1, 4))]
+    if c in ("HGET", "HEXISTS", "HSTRLEN"): return [c, k, f()]
+    if c == "HINCRBY": return [c, k, f(), rnd.choice(["1", "-3", "x", "9223372036854775807"])]
+    if c == "HINCRBYFLOAT": return [c, k, f(), rnd.choice(["1.5", "-3", "x", "1e308"])]
+    return [c, k]
+
+def gen_set():
+    k, k2 = rnd.choice(skeys), rnd.choice(skeys)
+    c = rnd.choice(["SADD", "SADD", "SREM", "SMEMBERS", "SISMEMBER", "SMISMEMBER", "SCARD", "SINTER", "SUNION", "SDIFF",
+                    "SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE", "SMOVE", "SINTERCARD", "CONFIG"])
+    if c == "SADD": return [c, k] + [mem() for _ in range(rnd.randrange(1, 6))]
+    if c in ("SREM", "SMISMEMBER"): return [c, k] + [mem() for _ in range(rnd.randrange(1, 4))]
+    if c == "SISMEMBER": return [c, k, mem()]
+    if c in ("SMEMBERS", "SCARD"): return [c, k]
+    if c in ("SINTER", "SUNION", "SDIFF"): return [c, k, k2]
+    if c.endswith("STORE"): return [c, k, k2, rnd.choice(skeys)]
+    if c == "SMOVE": return [c, k, k2, mem()]
+    if c == "SINTERCARD": return [c, "2", k, k2]
+    return ["CONFIG", "SET", "set-max-intset-entries", str(rnd.choice([0, 2, 8, 128, 512]))]
+
+def gen_list():
+    k, k2 = rnd.choice(qkeys), rnd.choice(qkeys)
+    c = rnd.choice(["LPUSH", "RPUSH", "LPOP", "RPOP", "LRANGE", "LRANGE", "LINDEX", "LSET", "LREM", "LTRIM", "LINSERT",
+                    "LPOS", "LMOVE", "LLEN", "CONFIG"])
+    if c in ("LPUSH", "RPUSH"): return [c, k] + [mem() for _ in range(rnd.randrange(1, 8))]
+    if c in ("LPOP", "RPOP"): return [c, k] + maybe(0.4, [str(rnd.randrange(0, 4))])
+    if c in ("LRANGE", "LTRIM"): return [c, k, idx(), idx()]
+    if c == "LINDEX": return [c, k, idx()]
+    if c == "LSET": return [c, k, idx(), mem()]
+    if c == "LREM": return [c, k, str(rnd.randrange(-3, 4)), mem()]
+    if c == "LINSERT": return [c, k, rnd.choice(["BEFORE", "AFTER"]), mem(), mem()]
+    if c == "LPOS": return [c, k, mem()] + maybe(0.5, ["RANK", str(rnd.choice([-2, -1, 1, 2]))]) + maybe(0.5, ["COUNT", str(rnd.randrange(0, 3))])
+    if c == "LMOVE": return [c, k, k2, rnd.choice(["LEFT", "RIGHT"]), rnd.choice(["LEFT", "RIGHT"])]
+    if c == "LLEN": return [c, k]
+    return ["CONFIG", "SET", "list-max-listpack-size", str(rnd.choice([-2, -1, 1, 2, 4, 128]))]
+
+def gen_lex():
+    """Lex commands, on keys whose members all have score 0: Redis leaves
+    them unspecified otherwise."""
+    k = rnd.choice(lkeys)
+    c = rnd.choice(["ZADD", "ZRANGEBYLEX", "ZREVRANGEBYLEX", "ZLEXCOUNT", "ZREMRANGEBYLEX", "ZRANGE", "ZREM"])
+    if c == "ZADD": return [c, k] + sum([["0", mem()] for _ in range(rnd.randrange(1, 6))], [])
+    if c == "ZREM": return [c, k, mem()]
+    if c == "ZRANGE": return [c, k, lex(), lex(), "BYLEX"] + maybe(0.5, ["REV"]) + limit(0.5)
+    if c in ("ZRANGEBYLEX", "ZREVRANGEBYLEX"): return [c, k, lex(), lex()] + limit(0.4)
+    return [c, k, lex(), lex()]
+
+def gen_zset():
+    k, k2 = rnd.choice(zkeys), rnd.choice(zkeys)
     c = rnd.choice(["ZADD", "ZADD", "ZADD", "ZREM", "ZRANGE", "ZRANGE", "ZREVRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE",
-                    "ZRANK", "ZREVRANK", "ZSCORE", "ZMSCORE", "ZCARD", "ZCOUNT",
-                    "ZPOPMIN", "ZPOPMAX", "ZINCRBY", "ZREMRANGEBYRANK", "ZREMRANGEBYSCORE",
-                    "ZUNIONSTORE", "ZINTERSTORE", "ZRANGESTORE", "ZUNION", "ZDIFF"])
+                    "ZRANK", "ZREVRANK", "ZSCORE", "ZMSCORE", "ZCARD", "ZCOUNT", "ZPOPMIN", "ZPOPMAX", "ZINCRBY",
+                    "ZREMRANGEBYRANK", "ZREMRANGEBYSCORE", "ZUNIONSTORE", "ZINTERSTORE", "ZRANGESTORE", "ZUNION", "ZDIFF"])
     if c == "ZADD":
         fl = [x for x in ["NX", "XX", "GT", "LT", "CH", "INCR"] if rnd.random() < 0.12]
         n = 1 if "INCR" in fl else rnd.randrange(1, 6)
         return [c, k] + fl + sum([[score() if rnd.random() < 0.1 else str(rnd.randrange(-5, 30)), mem()] for _ in range(n)], [])
     if c in ("ZREM", "ZMSCORE"): return [c, k] + [mem() for _ in range(rnd.randrange(1, 4))]
     if c == "ZRANGE":
-        a = [c, k]; kind = rnd.choice(["rank", "score"])
-        if kind == "rank": a += [idx(), idx()]
-        elif kind == "score": a += [bound(), bound(), "BYSCORE"]
-        else: a += [lex(), lex(), "BYLEX"]
-        if rnd.random() < 0.5: a.append("REV")
-        if kind != "rank" and rnd.random() < 0.5: a += ["LIMIT", str(rnd.randrange(-1, 5)), str(rnd.randrange(-1, 8))]
-        if kind != "lex" and rnd.random() < 0.5: a.append("WITHSCORES")
-        return a
-    if c == "ZREVRANGE": return [c, k, idx(), idx()] + (["WITHSCORES"] if rnd.random() < 0.5 else [])
-    if c in ("ZRANGEBYSCORE", "ZREVRANGEBYSCORE"):
-        a = [c, k, bound(), bound()]
-        if rnd.random() < 0.5: a.append("WITHSCORES")
-        if rnd.random() < 0.4: a += ["LIMIT", str(rnd.randrange(-1, 5)), str(rnd.randrange(-1, 8))]
-        return a
-    if c in ("ZRANGEBYLEX", "ZREVRANGEBYLEX"):
-        a = [c, k, lex(), lex()]
-        if rnd.random() < 0.4: a += ["LIMIT", str(rnd.randrange(-1, 5)), str(rnd.randrange(-1, 8))]
-        return a
+        if rnd.random() < 0.5: return [c, k, idx(), idx()] + maybe(0.5, ["REV"]) + maybe(0.5, ["WITHSCORES"])
+        return [c, k, bound(), bound(), "BYSCORE"] + maybe(0.5, ["REV"]) + limit(0.5) + maybe(0.5, ["WITHSCORES"])
+    if c == "ZREVRANGE": return [c, k, idx(), idx()] + maybe(0.5, ["WITHSCORES"])
+    if c in ("ZRANGEBYSCORE", "ZREVRANGEBYSCORE"): return [c, k, bound(), bound()] + maybe(0.5, ["WITHSCORES"]) + limit(0.4)
     if c in ("ZRANK", "ZREVRANK", "ZSCORE"): return [c, k, mem()]
     if c == "ZCARD": return [c, k]
     if c in ("ZCOUNT", "ZREMRANGEBYSCORE"): return [c, k, bound(), bound()]
-    if c in ("ZLEXCOUNT", "ZREMRANGEBYLEX"): return [c, k, lex(), lex()]
-    if c in ("ZPOPMIN", "ZPOPMAX"): return [c, k] + ([str(rnd.randrange(0, 5))] if rnd.random() < 0.5 else [])
+    if c in ("ZPOPMIN", "ZPOPMAX"): return [c, k] + maybe(0.5, [str(rnd.randrange(0, 5))])
     if c == "ZINCRBY": return [c, k, score(), mem()]
     if c == "ZREMRANGEBYRANK": return [c, k, idx(), idx()]
     if c in ("ZUNIONSTORE", "ZINTERSTORE"):
-        src = [rnd.choice(keys) for _ in range(rnd.randrange(1, 3))]
-        a = [c, k, str(len(src))] + src
-        if rnd.random() < 0.3: a += ["AGGREGATE", rnd.choice(["SUM", "MIN", "MAX"])]
-        return a
+        src = [rnd.choice(zkeys) for _ in range(rnd.randrange(1, 3))]
+        return [c, k, str(len(src))] + src + maybe(0.3, ["AGGREGATE", rnd.choice(["SUM", "MIN", "MAX"])])
     if c == "ZRANGESTORE": return [c, k, k2, idx(), idx()]
-    if c in ("ZUNION", "ZDIFF"): return [c, "2", k, k2, "WITHSCORES"]
+    return [c, "2", k, k2, "WITHSCORES"]   # ZUNION, ZDIFF
+
+def gen_keyspace():
+    k, k2 = rnd.choice(hkeys + zkeys), rnd.choice(hkeys + zkeys)
+    c = rnd.choice(["CONFIG-Z", "CONFIG-H", "RENAME", "COPY", "EXPIRE", "TTL", "PERSIST", "OBJECT"])
+    if c == "CONFIG-Z": return ["CONFIG", "SET", "zset-max-listpack-entries", str(rnd.choice([0, 1, 4, 16, 128]))]
+    if c == "CONFIG-H": return ["CONFIG", "SET", "hash-max-listpack-entries", str(rnd.choice([0, 1, 4, 16, 512]))]
+    if c in ("RENAME", "COPY"): return [c, k, k2]
+    if c == "EXPIRE": return [c, k, "1000"]
+    if c == "OBJECT": return ["OBJECT", "ENCODING", k]
+    return [c, k]
+
+GENERATORS = [(gen_hash, 25), (gen_zset, 40), (gen_lex, 15), (gen_set, 10), (gen_list, 8), (gen_keyspace, 6)]
+def gen():
+    return rnd.choices([g for g, _ in GENERATORS], weights=[w for _, w in GENERATORS])[0]()
 def norm(c, r):
     if c[0] == "TTL" and isinstance(r, int) and r > 0: return "counting down"
     if isinstance(r, list) and c[0] in UNORDERED:
