@@ -166,7 +166,7 @@ def norm(c, r):
 for i in range(N):
     c = gen()
     ra, rb = A.cmd(*c), B.cmd(*c)
-    if c[0] == "OBJECT": continue   # thresholds may differ at conversion edges; compared below only as info
+    if c[0] == "OBJECT": continue   # encodings of sets differ from 7.0 by design (see the top)
     if norm(c, ra) != norm(c, rb):
         print("DIFF at", i, c); print(" A:", ra); print(" B:", rb); sys.exit(1)
 print("ok", N)
