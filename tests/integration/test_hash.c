@@ -337,6 +337,46 @@ static void hrandfield_checks(redisContext *c, int size)
     freeReplyObject(r);
 }
 
+/* A small hash lives inside its key's entry and a bigger one apart from it
+ * (entry.h, ENTRY_INLINE_MAX = 256 bytes): contents and TTL survive each
+ * crossing, and writes that change nothing or fail leave the hash whole. */
+static void test_small_and_big_bodies(void **state)
+{
+    redisContext *c = FIX(state)->c;
+    const char *v = "a-value-of-23-bytes-xyz";
+    set_limits(c, 512, 64);
+    INT(c, 1, "HSET h f0 v0");
+    INT(c, 1, "EXPIRE h 1000");
+    for (int i = 1; i < 40; i++) INT(c, 1, "HSET h f%d %s", i, v);   /* ~1 KB */
+    INT(c, 40, "HLEN h");
+    BULK(c, "listpack", "OBJECT ENCODING h");
+    BULK(c, "v0", "HGET h f0");
+    BULK(c, v, "HGET h f39");
+    expect_int_range(cmd(c, "TTL h"), 999, 1000);
+    for (int i = 39; i >= 2; i--) INT(c, 1, "HDEL h f%d", i);        /* small again */
+    INT(c, 2, "HLEN h");
+    BULK(c, v, "HGET h f1");
+    expect_int_range(cmd(c, "TTL h"), 999, 1000);
+    INT(c, 0, "HSETNX h f0 other");
+    ERR(c, "ERR hash value is not an integer", "HINCRBY h f1 1");
+    ERR(c, "ERR hash value is not a float", "HINCRBYFLOAT h f1 1");
+    INT(c, 0, "HSET h f0 v0");
+    expect_int_range(cmd(c, "TTL h"), 999, 1000);
+    BULK(c, "v0", "HGET h f0");
+    BULK(c, v, "HGET h f1");
+    /* under the key commands (with two threads, h2 and h3 may live on
+     * another shard than h) */
+    OK(c, "RENAME h h2");
+    INT(c, 1, "COPY h2 h3");
+    INT(c, 1, "DEL h2");
+    INT(c, 2, "HLEN h3");
+    BULK(c, v, "HGET h3 f1");
+    expect_int_range(cmd(c, "TTL h3"), 999, 1000);
+    INT(c, 1, "HDEL h3 f0");
+    INT(c, 1, "HDEL h3 f1");
+    INT(c, 0, "EXISTS h3");
+}
+
 static void test_hrandfield(void **state)
 {
     redisContext *c = FIX(state)->c;
@@ -612,6 +652,7 @@ int main(void)
         cmocka_unit_test_setup(test_hincrby, h_flushall),
         cmocka_unit_test_setup(test_hincrbyfloat, h_flushall),
         cmocka_unit_test_setup(test_encoding, h_flushall),
+        cmocka_unit_test_setup(test_small_and_big_bodies, h_flushall),
         cmocka_unit_test_setup(test_hrandfield, h_flushall),
         cmocka_unit_test_setup(test_hrandfield_huge_negative, h_flushall),
         cmocka_unit_test_setup(test_hscan, h_flushall),

@@ -534,6 +534,36 @@ static void test_algebra(void **state)
     freeReplyObject(r);
 }
 
+/* A small sorted set lives inside its key's entry, a bigger listpack apart
+ * from it (entry.h, ENTRY_INLINE_MAX = 256 bytes): order, scores and TTL
+ * survive each crossing; writes that change nothing leave the set whole. */
+static void test_small_and_big_bodies(void **state)
+{
+    redisContext *c = FIX(state)->c;
+    INT(c, 2, "ZADD z 1 first 2 second");
+    INT(c, 1, "EXPIRE z 1000");
+    for (int i = 0; i < 30; i++) INT(c, 1, "ZADD z %d member-number-%02d", 10 + i, i);   /* ~600 B */
+    BULK(c, "listpack", "OBJECT ENCODING z");
+    expect_bulks(cmd(c, "ZRANGE z 0 2"), 3, "first", "second", "member-number-00");
+    expect_bulks(cmd(c, "ZREVRANGE z 0 1 WITHSCORES"), 4, "member-number-29", "39", "member-number-28", "38");
+    INT(c, 30, "ZREMRANGEBYRANK z 2 -1");                      /* small again */
+    expect_bulks(cmd(c, "ZRANGE z 0 -1 WITHSCORES"), 4, "first", "1", "second", "2");
+    expect_int_range(cmd(c, "TTL z"), 999, 1000);
+    INT(c, 0, "ZADD z NX 5 first");
+    INT(c, 0, "ZREMRANGEBYRANK z 5 9");
+    INT(c, 0, "ZADD z 1 first");
+    BULK(c, "1", "ZSCORE z first");
+    expect_int_range(cmd(c, "TTL z"), 999, 1000);
+    OK(c, "RENAME z z2");
+    INT(c, 1, "COPY z2 z3");
+    INT(c, 1, "DEL z2");
+    expect_bulks(cmd(c, "ZREVRANGE z3 0 -1"), 2, "second", "first");
+    expect_int_range(cmd(c, "TTL z3"), 999, 1000);
+    expect_bulks(cmd(c, "ZPOPMAX z3"), 2, "second", "2");
+    expect_bulks(cmd(c, "ZPOPMIN z3"), 2, "first", "1");
+    INT(c, 0, "EXISTS z3");
+}
+
 static void test_encodings(void **state)
 {
     redisContext *c = FIX(state)->c;
@@ -668,6 +698,7 @@ int main(void)
         cmocka_unit_test_setup(test_randmember, h_flushall),
         cmocka_unit_test_setup(test_zscan, h_flushall),
         cmocka_unit_test_setup(test_algebra, h_flushall),
+        cmocka_unit_test_setup(test_small_and_big_bodies, h_flushall),
         cmocka_unit_test_setup(test_encodings, h_flushall),
         cmocka_unit_test_setup(test_resp3, h_flushall),
         cmocka_unit_test_setup(test_benchmark, h_flushall),
