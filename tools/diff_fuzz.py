@@ -145,7 +145,7 @@ def gen_zset():
     return [c, "2", k, k2, "WITHSCORES"]   # ZUNION, ZDIFF
 
 def gen_keyspace():
-    k, k2 = rnd.choice(hkeys + zkeys), rnd.choice(hkeys + zkeys)
+    k, k2 = rnd.choice(hkeys + zkeys + qkeys), rnd.choice(hkeys + zkeys + qkeys)
     c = rnd.choice(["CONFIG-Z", "CONFIG-H", "RENAME", "COPY", "EXPIRE", "TTL", "PERSIST", "OBJECT"])
     if c == "CONFIG-Z": return ["CONFIG", "SET", "zset-max-listpack-entries", str(rnd.choice([0, 1, 4, 16, 128]))]
     if c == "CONFIG-H": return ["CONFIG", "SET", "hash-max-listpack-entries", str(rnd.choice([0, 1, 4, 16, 512]))]
@@ -154,7 +154,7 @@ def gen_keyspace():
     if c == "OBJECT": return ["OBJECT", "ENCODING", k]
     return [c, k]
 
-GENERATORS = [(gen_hash, 25), (gen_zset, 40), (gen_lex, 15), (gen_set, 10), (gen_list, 8), (gen_keyspace, 6)]
+GENERATORS = [(gen_hash, 25), (gen_zset, 40), (gen_lex, 15), (gen_set, 10), (gen_list, 25), (gen_keyspace, 6)]
 def gen():
     return rnd.choices([g for g, _ in GENERATORS], weights=[w for _, w in GENERATORS])[0]()
 def norm(c, r):

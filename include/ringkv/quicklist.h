@@ -8,12 +8,10 @@
  * over the byte limit) gets a node of its own. Empty nodes are freed at
  * once, so every node holds at least one element.
  *
- * OBJECT ENCODING: Redis 7 keeps a list as one bare listpack ("listpack")
- * until it outgrows a node, and goes back only once it has shrunk to half
- * the limits. ringkv always uses a quicklist; ql_fits_listpack() answers
- * the question Redis asks at those two moments, so the type layer can keep
- * a flag: after a list grows, "quicklist" if !ql_fits_listpack(ql, false);
- * after it shrinks, "listpack" again if ql_fits_listpack(ql, true).
+ * A list object (list_obj.h) is a bare listpack until it outgrows a node,
+ * and a quicklist until it shrinks to half the limits again, as Redis 7.2:
+ * ql_listpack_fits() and ql_fits_listpack() answer the question Redis asks
+ * at those two moments, ql_from_listpack() and ql_to_listpack() convert.
  *
  * Values read from the list (struct lp_value) point into a node and stay
  * valid until the list changes. Strings that parse as integers come back as
@@ -86,6 +84,12 @@ bool ql_exceeds_limit(int fill, size_t bytes, size_t count);
 /* Whether the whole list is in at most one node within the limits of its
  * fill (half the limits when shrinking): Redis's listpack encoding test. */
 bool ql_fits_listpack(const struct quicklist *ql, bool shrinking);
+/* The same test for a listpack of this many bytes and elements. */
+bool ql_listpack_fits(int fill, size_t bytes, size_t count, bool shrinking);
+/* A quicklist of lp's elements (lp is freed). */
+struct quicklist *ql_from_listpack(struct listpack *lp, int fill);
+/* The listpack of a quicklist of at most one node (the quicklist is freed). */
+struct listpack *ql_to_listpack(struct quicklist *ql);
 
 /* Check links, counts, node limits and every listpack (for tests). */
 bool ql_check(const struct quicklist *ql);

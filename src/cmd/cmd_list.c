@@ -46,16 +46,34 @@ static bool get_list(struct cmd_ctx *c, struct slice key, unsigned flags, struct
     return true;
 }
 
-static struct list_obj *create_list(struct cmd_ctx *c, struct slice key) {
-    struct list_obj *l = list_new();
-    db_insert(c, entry_new_obj(key, OBJ_LIST, l, NO_EXPIRE));
-    return l;
+/* The list at key for writing (NULL when absent); false after WRONGTYPE.
+ * Finish with list_commit, also when nothing changed. */
+static bool list_write(struct cmd_ctx *c, struct slice key, struct kv_entry ***slot, struct list_obj **out) {
+    bool wrong;
+    *slot = lookup_typed_or_reply(c, key, OBJ_LIST, LOOKUP_NONE, &wrong);
+    if (wrong) return false;
+    *out = *slot ? entry_obj_for_write(**slot) : NULL;
+    return true;
 }
 
-/* After elements were removed: delete the key if the list is empty. */
-static void after_removal(struct cmd_ctx *c, struct list_obj *l, struct slice key) {
-    if (list_len(l) == 0) db_delete(c, key);
-    else list_shrank(l);
+/* Store the list back (l is then the entry's: do not use it), creating the
+ * key, or deleting it when the list is empty. */
+static void list_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct list_obj *l) {
+    size_t len = list_len(l);
+    if (slot) {
+        *slot = entry_store_obj(*slot, l);   /* first: the entry must not keep a stale pointer */
+        if (!len) db_delete(c, key);
+    } else if (len) {
+        db_insert(c, entry_new_obj(key, OBJ_LIST, l, NO_EXPIRE));
+    } else {
+        list_free(l);
+    }
+}
+
+/* After elements were removed: convert if small enough, store or delete. */
+static void commit_removal(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct list_obj *l) {
+    list_shrank(&l);
+    list_commit(c, key, slot, l);
 }
 
 /* An empty string read from a listpack may have a NULL pointer, which must
@@ -82,15 +100,23 @@ static bool where_or_reply(struct cmd_ctx *c, struct slice s, bool *tail) {
 }
 
 /* Reply count elements from one end (in pop order) and delete them. */
-static void pop_range_reply(struct cmd_ctx *c, struct list_obj *l, bool tail, long long count) {
-    size_t n = list_len(l);
+static void pop_range_reply(struct cmd_ctx *c, struct list_obj **l, bool tail, long long count) {
+    size_t n = list_len(*l);
     if ((unsigned long long)count < n) n = (size_t)count;
     reply_array(&c->r, n);
-    struct ql_iter it;
+    struct list_iter it;
     struct lp_value v;
-    ql_iter_init(&it, l->ql, tail ? -1 : 0, tail);
-    for (size_t i = 0; i < n && ql_iter_next(&it, &v); i++) reply_value(&c->r, &v);
-    ql_del_range(l->ql, tail ? -(long long)n : 0, n);
+    list_iter_init(&it, *l, tail ? -1 : 0, tail);
+    for (size_t i = 0; i < n && list_iter_next(&it, &v); i++) reply_value(&c->r, &v);
+    list_del_range(l, tail ? -(long long)n : 0, n);
+}
+
+/* Reply the first (or last) element and delete it. */
+static void pop_one_reply(struct cmd_ctx *c, struct list_obj **l, bool tail) {
+    struct lp_value v;
+    list_index(*l, tail ? -1 : 0, &v);
+    reply_value(&c->r, &v);
+    list_del_range(l, tail ? -1 : 0, 1);
 }
 
 /* ---------------------------------------------------------------------------
@@ -98,18 +124,21 @@ static void pop_range_reply(struct cmd_ctx *c, struct list_obj *l, bool tail, lo
  * ------------------------------------------------------------------------- */
 
 static void push_generic(struct cmd_ctx *c, bool tail, bool xx) {
+    struct kv_entry **slot;
     struct list_obj *l;
-    if (!get_list(c, c->argv[1], LOOKUP_NONE, &l)) return;
+    if (!list_write(c, c->argv[1], &slot, &l)) return;
     if (!l) {
         if (xx) {
             reply_int(&c->r, 0);
             return;
         }
-        l = create_list(c, c->argv[1]);
+        l = list_new();
     }
-    for (int j = 2; j < c->argc; j++) ql_push(l->ql, c->argv[j], tail);
-    list_grew(l);
-    reply_int(&c->r, (long long)list_len(l));
+    for (int j = 2; j < c->argc; j++) list_push(&l, c->argv[j], tail);
+    list_grew(&l);
+    size_t len = list_len(l);
+    list_commit(c, c->argv[1], slot, l);
+    reply_int(&c->r, (long long)len);
     db_signal_ready(c, c->argv[1]);
 }
 
@@ -129,25 +158,17 @@ static void pop_generic(struct cmd_ctx *c, bool tail) {
     }
     /* getPositiveLongFromObjectOrReply: one message for both errors */
     if (hascount && !arg_min_or_reply(c, c->argv[2], 0, &count, ERR_POSITIVE)) return;
-    if (!get_list(c, c->argv[1], LOOKUP_NONE, &l)) return;
+    struct kv_entry **slot;
+    if (!list_write(c, c->argv[1], &slot, &l)) return;
     if (!l) {
         if (hascount) reply_null_array(&c->r);
         else reply_null(&c->r);
         return;
     }
-    if (hascount && !count) {
-        reply_array(&c->r, 0);
-        return;
-    }
-    if (hascount) {
-        pop_range_reply(c, l, tail, count);
-    } else {
-        struct lp_value v;
-        ql_index(l->ql, tail ? -1 : 0, &v);
-        reply_value(&c->r, &v);
-        ql_del_range(l->ql, tail ? -1 : 0, 1);
-    }
-    after_removal(c, l, c->argv[1]);
+    if (hascount && !count) reply_array(&c->r, 0);
+    else if (hascount) pop_range_reply(c, &l, tail, count);
+    else pop_one_reply(c, &l, tail);
+    commit_removal(c, c->argv[1], slot, l);
 }
 
 static void cmd_lpop(struct cmd_ctx *c) { pop_generic(c, false); }
@@ -183,10 +204,10 @@ static void cmd_lrange(struct cmd_ctx *c) {
     if (end >= llen) end = llen - 1;
     size_t n = (size_t)(end - start + 1);
     reply_array(&c->r, n);
-    struct ql_iter it;
+    struct list_iter it;
     struct lp_value v;
-    ql_iter_init(&it, l->ql, start, false);
-    for (size_t i = 0; i < n && ql_iter_next(&it, &v); i++) reply_value(&c->r, &v);
+    list_iter_init(&it, l, start, false);
+    for (size_t i = 0; i < n && list_iter_next(&it, &v); i++) reply_value(&c->r, &v);
 }
 
 static void cmd_lindex(struct cmd_ctx *c) {
@@ -199,7 +220,7 @@ static void cmd_lindex(struct cmd_ctx *c) {
     }
     if (!arg_ll_or_reply(c, c->argv[2], &index)) return;
     struct lp_value v;
-    if (ql_index(l->ql, index, &v)) reply_value(&c->r, &v);
+    if (list_index(l, index, &v)) reply_value(&c->r, &v);
     else reply_null(&c->r);
 }
 
@@ -247,10 +268,10 @@ static void cmd_lpos(struct cmd_ctx *c) {
     long long index = 0, matches = 0, found = -1;
     long long *idx = NULL;
     size_t nidx = 0, cap = 0;
-    struct ql_iter it;
+    struct list_iter it;
     struct lp_value v;
-    ql_iter_init(&it, l->ql, reverse ? -1 : 0, reverse);
-    while ((maxlen == 0 || index < maxlen) && ql_iter_next(&it, &v)) {
+    list_iter_init(&it, l, reverse ? -1 : 0, reverse);
+    while ((maxlen == 0 || index < maxlen) && list_iter_next(&it, &v)) {
         if (lp_value_eq(&v, ele)) {
             matches++;
             long long at = reverse ? llen - index - 1 : index;
@@ -286,41 +307,46 @@ static void cmd_lpos(struct cmd_ctx *c) {
 
 static void cmd_lset(struct cmd_ctx *c) {
     long long index;
+    struct kv_entry **slot;
     struct list_obj *l;
-    if (!get_list(c, c->argv[1], LOOKUP_NONE, &l)) return;
+    if (!list_write(c, c->argv[1], &slot, &l)) return;
     if (!l) {
         reply_error(&c->r, ERR_NO_SUCH_KEY);
         return;
     }
-    if (!arg_ll_or_reply(c, c->argv[2], &index)) return;
-    if (!ql_replace(l->ql, index, c->argv[3])) {
-        reply_error(&c->r, ERR_INDEX_RANGE);
-        return;
+    if (arg_ll_or_reply(c, c->argv[2], &index)) {
+        if (list_replace(&l, index, c->argv[3])) {
+            list_grew(&l);
+            list_shrank(&l);
+            reply_ok(&c->r);
+        } else {
+            reply_error(&c->r, ERR_INDEX_RANGE);
+        }
     }
-    list_grew(l);
-    list_shrank(l);
-    reply_ok(&c->r);
+    list_commit(c, c->argv[1], slot, l);
 }
 
 static void cmd_lrem(struct cmd_ctx *c) {
     long long count;
     struct list_obj *l;
+    struct kv_entry **slot;
     if (!arg_ll_or_reply(c, c->argv[2], &count)) return;
-    if (!get_list(c, c->argv[1], LOOKUP_NONE, &l)) return;
+    if (!list_write(c, c->argv[1], &slot, &l)) return;
     if (!l) {
         reply_int(&c->r, 0);
         return;
     }
-    size_t removed = ql_remove(l->ql, c->argv[3], count);
-    if (removed) after_removal(c, l, c->argv[1]);
+    size_t removed = list_remove(&l, c->argv[3], count);
+    commit_removal(c, c->argv[1], slot, l);
     reply_int(&c->r, (long long)removed);
 }
 
 static void cmd_ltrim(struct cmd_ctx *c) {
     long long start, end;
     struct list_obj *l;
+    struct kv_entry **slot;
     if (!arg_ll_or_reply(c, c->argv[2], &start) || !arg_ll_or_reply(c, c->argv[3], &end)) return;
-    if (!get_list(c, c->argv[1], LOOKUP_NONE, &l)) return;
+    if (!list_write(c, c->argv[1], &slot, &l)) return;
     if (!l) {
         reply_ok(&c->r);
         return;
@@ -337,9 +363,9 @@ static void cmd_ltrim(struct cmd_ctx *c) {
         ltrim = start;
         rtrim = llen - end - 1;
     }
-    ql_del_range(l->ql, 0, (size_t)ltrim);
-    ql_del_range(l->ql, -rtrim, (size_t)rtrim);
-    if (ltrim || rtrim) after_removal(c, l, c->argv[1]);
+    list_del_range(&l, 0, (size_t)ltrim);
+    list_del_range(&l, -rtrim, (size_t)rtrim);
+    commit_removal(c, c->argv[1], slot, l);
     reply_ok(&c->r);
 }
 
@@ -352,17 +378,19 @@ static void cmd_linsert(struct cmd_ctx *c) {
         reply_error(&c->r, ERR_SYNTAX);
         return;
     }
-    if (!get_list(c, c->argv[1], LOOKUP_NONE, &l)) return;
+    struct kv_entry **slot;
+    if (!list_write(c, c->argv[1], &slot, &l)) return;
     if (!l) {
         reply_int(&c->r, 0);
         return;
     }
-    if (!ql_insert(l->ql, c->argv[3], c->argv[4], after)) {
-        reply_int(&c->r, -1);
-        return;
+    long long reply = -1;
+    if (list_insert(&l, c->argv[3], c->argv[4], after)) {
+        list_grew(&l);
+        reply = (long long)list_len(l);
     }
-    list_grew(l);
-    reply_int(&c->r, (long long)list_len(l));
+    list_commit(c, c->argv[1], slot, l);
+    reply_int(&c->r, reply);
 }
 
 /* ---------------------------------------------------------------------------
@@ -371,27 +399,34 @@ static void cmd_linsert(struct cmd_ctx *c) {
 
 static void lmove_generic(struct cmd_ctx *c, bool from_tail, bool to_tail) {
     struct slice skey = c->argv[1], dkey = c->argv[2];
+    struct kv_entry **slot;
     struct list_obj *src, *dst;
 
+    /* Types first (Redis's order of errors), before anything changes;
+     * lists are never stored empty. */
     if (!get_list(c, skey, LOOKUP_NONE, &src)) return;
-    if (!src || list_len(src) == 0) {
+    if (!src) {
         reply_null(&c->r);
         return;
     }
     if (!get_list(c, dkey, LOOKUP_NONE, &dst)) return;
 
-    /* The element is copied out first: dst may be src itself. */
+    /* The element is copied out, and src stored, before dst is looked up
+     * for writing: dst may be src itself. */
     struct rbuf buf = { 0 };
     struct lp_value v;
     char num[LP_INTBUF_SIZE];
-    ql_pop(src->ql, from_tail, &v, &buf);
+    list_write(c, skey, &slot, &src);
+    list_pop(&src, from_tail, &v, &buf);
     struct slice val = nonnull(lp_value_str(&v, num));
-    if (!dst) dst = create_list(c, dkey);
-    ql_push(dst->ql, val, to_tail);
-    list_grew(dst);
+    commit_removal(c, skey, slot, src);
+    list_write(c, dkey, &slot, &dst);
+    if (!dst) dst = list_new();
+    list_push(&dst, val, to_tail);
+    list_grew(&dst);
+    list_commit(c, dkey, slot, dst);
     reply_bulk_slice(&c->r, val);
     rbuf_free(&buf);
-    after_removal(c, src, skey);
     db_signal_ready(c, dkey);
 }
 
@@ -429,13 +464,14 @@ static bool lmpop_at(struct cmd_ctx *c, int at, int *nkeys) {
     if (count == -1) count = 1;
 
     for (int j = at + 1; j < where_idx; j++) {
+        struct kv_entry **slot;
         struct list_obj *l;
-        if (!get_list(c, c->argv[j], LOOKUP_NONE, &l)) return true;
-        if (!l || list_len(l) == 0) continue;
+        if (!list_write(c, c->argv[j], &slot, &l)) return true;
+        if (!l) continue;
         reply_array(&c->r, 2);
         reply_bulk_slice(&c->r, c->argv[j]);
-        pop_range_reply(c, l, tail, count);
-        after_removal(c, l, c->argv[j]);
+        pop_range_reply(c, &l, tail, count);
+        commit_removal(c, c->argv[j], slot, l);
         return true;
     }
     *nkeys = (int)numkeys;
@@ -457,16 +493,14 @@ static void bpop_generic(struct cmd_ctx *c, bool tail) {
     long long timeout;
     if (!arg_timeout_or_reply(c, c->argv[c->argc - 1], &timeout)) return;
     for (int j = 1; j < c->argc - 1; j++) {
+        struct kv_entry **slot;
         struct list_obj *l;
-        if (!get_list(c, c->argv[j], LOOKUP_NONE, &l)) return;
-        if (!l || list_len(l) == 0) continue;
-        struct lp_value v;
+        if (!list_write(c, c->argv[j], &slot, &l)) return;
+        if (!l) continue;
         reply_array(&c->r, 2);
         reply_bulk_slice(&c->r, c->argv[j]);
-        ql_index(l->ql, tail ? -1 : 0, &v);
-        reply_value(&c->r, &v);
-        ql_del_range(l->ql, tail ? -1 : 0, 1);
-        after_removal(c, l, c->argv[j]);
+        pop_one_reply(c, &l, tail);
+        commit_removal(c, c->argv[j], slot, l);
         return;
     }
     ctx_block_or_timeout(c, 1, c->argc - 1, timeout);

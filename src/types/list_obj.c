@@ -1,6 +1,10 @@
 /*
- * The list object: a quicklist and the encoding name Redis would report for
- * it (see list_obj.h), registered as obj_ops_by_type[OBJ_LIST].
+ * The list object: a bare listpack for small lists, a quicklist for big
+ * ones (see list_obj.h), registered as obj_ops_by_type[OBJ_LIST].
+ *
+ * A listpack list is read through the quicklist functions, seen as a
+ * quicklist of one node built on the stack (reading never frees a node);
+ * changes to it are made on the listpack directly.
  */
 #include <stdlib.h>
 
@@ -8,59 +12,180 @@
 #include "ringkv/config.h"
 #include "ringkv/entry.h"
 
-struct list_obj *list_new_fill(int fill) {
-    struct list_obj *l = rk_malloc(sizeof *l);
-    l->ql = ql_new(fill);
-    l->compact = true;
-    return l;
-}
+#define QL_TAG ((uintptr_t)1)
 
-struct list_obj *list_new(void) {
-    return list_new_fill((int)CONFIG_GET(list_max_listpack_size));
+static inline bool is_ql(const struct list_obj *l) { return ((uintptr_t)l & QL_TAG) != 0; }
+static inline struct listpack *as_lp(const struct list_obj *l) { return (struct listpack *)(uintptr_t)l; }
+static inline struct quicklist *as_ql(const struct list_obj *l) {
+    return (struct quicklist *)((uintptr_t)l & ~QL_TAG);
 }
+static inline struct list_obj *from_lp(struct listpack *lp) { return (struct list_obj *)lp; }
+static inline struct list_obj *from_ql(struct quicklist *ql) { return (struct list_obj *)((uintptr_t)ql | QL_TAG); }
+
+static int fill(void) { return (int)CONFIG_GET(list_max_listpack_size); }
+
+struct list_obj *list_new(void) { return from_lp(lp_new()); }
 
 void list_free(struct list_obj *l) {
     if (!l) return;
-    ql_free(l->ql);
-    free(l);
+    if (is_ql(l)) ql_free(as_ql(l));
+    else lp_free(as_lp(l));
 }
 
+const char *list_encoding(const struct list_obj *l) { return is_ql(l) ? "quicklist" : "listpack"; }
+
+size_t list_len(const struct list_obj *l) { return is_ql(l) ? ql_count(as_ql(l)) : lp_count(as_lp(l)); }
+
+const struct quicklist *list_quicklist(const struct list_obj *l) { return is_ql(l) ? as_ql(l) : NULL; }
+
+/* ------------------------------------------------------------ reading */
+
+/* l as a quicklist: itself, or its listpack as the one node of view. */
+static const struct quicklist *as_quicklist(const struct list_obj *l, struct quicklist *view,
+                                            struct ql_node *node) {
+    if (is_ql(l)) return as_ql(l);
+    struct listpack *lp = as_lp(l);
+    struct ql_node *only = lp_count(lp) ? node : NULL;
+    *node = (struct ql_node){ .prev = NULL, .next = NULL, .lp = lp };
+    *view = (struct quicklist){ .head = only, .tail = only, .count = lp_count(lp),
+                                .nodes = only ? 1 : 0, .fill = fill() };
+    return view;
+}
+
+bool list_index(const struct list_obj *l, long long index, struct lp_value *out) {
+    struct quicklist view;
+    struct ql_node node;
+    return ql_index(as_quicklist(l, &view, &node), index, out);
+}
+
+bool list_iter_init(struct list_iter *it, const struct list_obj *l, long long index, bool reverse) {
+    return ql_iter_init(&it->qi, as_quicklist(l, &it->view, &it->node), index, reverse);
+}
+
+bool list_iter_next(struct list_iter *it, struct lp_value *out) { return ql_iter_next(&it->qi, out); }
+
 struct list_obj *list_dup(const struct list_obj *l) {
-    struct list_obj *n = list_new_fill(l->ql->fill);
+    if (!is_ql(l)) {
+        const struct listpack *lp = as_lp(l);
+        struct listpack *n = rk_malloc(lp_bytes(lp));
+        memcpy(n, lp, lp_bytes(lp));
+        return from_lp(n);
+    }
+    const struct quicklist *ql = as_ql(l);
+    struct quicklist *n = ql_new(ql->fill);
     struct ql_iter it;
     struct lp_value v;
     char buf[LP_INTBUF_SIZE];
-    if (ql_iter_init(&it, l->ql, 0, false))
+    if (ql_iter_init(&it, ql, 0, false))
         while (ql_iter_next(&it, &v)) {
             struct slice s = lp_value_str(&v, buf);
             if (!s.ptr) s.ptr = "";   /* an empty string may come back as NULL */
-            ql_push(n->ql, s, true);
+            ql_push(n, s, true);
         }
-    n->compact = l->compact;
+    return from_ql(n);
+}
+
+/* ------------------------------------------------------------ changing */
+
+void list_push(struct list_obj **l, struct slice s, bool tail) {
+    if (is_ql(*l)) {
+        ql_push(as_ql(*l), s, tail);
+        return;
+    }
+    struct listpack *lp = as_lp(*l);
+    lp_push(&lp, s, tail);
+    *l = from_lp(lp);
+}
+
+bool list_pop(struct list_obj **l, bool tail, struct lp_value *out, struct rbuf *buf) {
+    if (is_ql(*l)) return ql_pop(as_ql(*l), tail, out, buf);
+    struct listpack *lp = as_lp(*l);
+    bool popped = lp_pop(&lp, tail, out, buf);
+    *l = from_lp(lp);
+    return popped;
+}
+
+bool list_replace(struct list_obj **l, long long index, struct slice s) {
+    if (is_ql(*l)) return ql_replace(as_ql(*l), index, s);
+    struct listpack *lp = as_lp(*l);
+    size_t pos = lp_seek(lp, index);
+    if (pos == LP_NONE) return false;
+    lp_replace(&lp, pos, s);
+    *l = from_lp(lp);
+    return true;
+}
+
+bool list_insert(struct list_obj **l, struct slice pivot, struct slice s, bool after) {
+    if (is_ql(*l)) return ql_insert(as_ql(*l), pivot, s, after);
+    struct listpack *lp = as_lp(*l);
+    size_t pos = lp_find(lp, lp_first(lp), pivot, 0);
+    if (pos == LP_NONE) return false;
+    if (after) lp_insert_after(&lp, pos, s);
+    else lp_insert_before(&lp, pos, s);
+    *l = from_lp(lp);
+    return true;
+}
+
+size_t list_del_range(struct list_obj **l, long long start, size_t n) {
+    if (is_ql(*l)) return ql_del_range(as_ql(*l), start, n);
+    struct listpack *lp = as_lp(*l);
+    long long count = (long long)lp_count(lp);
+    if (start < 0) start += count;
+    if (!n || start < 0 || start >= count) return 0;
+    if (n > (size_t)(count - start)) n = (size_t)(count - start);
+    lp_delete_range(&lp, start, n);
+    *l = from_lp(lp);
     return n;
 }
 
-const char *list_encoding(const struct list_obj *l) {
-    return l->compact ? "listpack" : "quicklist";
+size_t list_remove(struct list_obj **l, struct slice s, long long count) {
+    if (is_ql(*l)) return ql_remove(as_ql(*l), s, count);
+    struct listpack *lp = as_lp(*l);
+    size_t removed = 0;
+    if (count >= 0) {
+        size_t pos = lp_find(lp, lp_first(lp), s, 0);
+        while (pos != LP_NONE && (count == 0 || removed < (unsigned long long)count)) {
+            pos = lp_delete(&lp, pos, 1);
+            removed++;
+            if (pos != LP_NONE) pos = lp_find(lp, pos, s, 0);
+        }
+    } else {
+        unsigned long long limit = 0ULL - (unsigned long long)count;
+        for (size_t pos = lp_last(lp); pos != LP_NONE && removed < limit;) {
+            size_t prev = lp_prev(lp, pos);   /* stays valid: only what follows moves */
+            if (lp_eq(lp, pos, s)) {
+                lp_delete(&lp, pos, 1);
+                removed++;
+            }
+            pos = prev;
+        }
+    }
+    *l = from_lp(lp);
+    return removed;
 }
 
-/* Redis 7's listTypeTryConversion: listpack -> quicklist past one node. */
-void list_grew(struct list_obj *l) {
-    if (l->compact && !ql_fits_listpack(l->ql, false))
-        l->compact = false;
+/* ------------------------------------------------------------ encodings */
+
+void list_grew(struct list_obj **l) {
+    if (is_ql(*l)) return;
+    struct listpack *lp = as_lp(*l);
+    if (!ql_listpack_fits(fill(), lp_bytes(lp), lp_count(lp), false))
+        *l = from_ql(ql_from_listpack(lp, fill()));
 }
 
-/* ... and back once it fits in half a node. */
-void list_shrank(struct list_obj *l) {
-    if (!l->compact && ql_fits_listpack(l->ql, true))
-        l->compact = true;
+void list_shrank(struct list_obj **l) {
+    if (is_ql(*l) && ql_fits_listpack(as_ql(*l), true))
+        *l = from_lp(ql_to_listpack(as_ql(*l)));
 }
+
+/* ------------------------------------------------------------ registration */
 
 static void ops_free(void *obj) { list_free(obj); }
 static void *ops_dup(const void *obj) { return list_dup(obj); }
 static const char *ops_encoding(const void *obj) { return list_encoding(obj); }
+static size_t ops_inline_size(const void *obj) { return is_ql(obj) ? 0 : lp_bytes(as_lp(obj)); }
 
-static const struct obj_ops list_ops = { ops_free, ops_dup, ops_encoding, NULL };
+static const struct obj_ops list_ops = { ops_free, ops_dup, ops_encoding, ops_inline_size };
 
 __attribute__((constructor)) static void list_register(void) {
     obj_ops_by_type[OBJ_LIST] = &list_ops;

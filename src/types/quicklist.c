@@ -64,10 +64,13 @@ static bool allow_insert(const struct quicklist *ql, const struct ql_node *node,
 bool ql_fits_listpack(const struct quicklist *ql, bool shrinking) {
     if (ql->nodes > 1) return false;
     if (ql->nodes == 0) return true;
-    size_t bytes = lp_bytes(ql->head->lp), count = lp_count(ql->head->lp);
-    if (ql->fill >= 0 && bytes > SIZE_SAFETY_LIMIT) return false;
+    return ql_listpack_fits(ql->fill, lp_bytes(ql->head->lp), lp_count(ql->head->lp), shrinking);
+}
+
+bool ql_listpack_fits(int fill, size_t bytes, size_t count, bool shrinking) {
+    if (fill >= 0 && bytes > SIZE_SAFETY_LIMIT) return false;
     size_t bl, cl;
-    ql_node_limit(ql->fill, &bl, &cl);
+    ql_node_limit(fill, &bl, &cl);
     if (shrinking) {
         bl /= 2;
         cl /= 2;
@@ -150,6 +153,27 @@ struct quicklist *ql_new(int fill) {
     struct quicklist *ql = rk_calloc(1, sizeof(*ql));
     ql->fill = fill;
     return ql;
+}
+
+struct quicklist *ql_from_listpack(struct listpack *lp, int fill) {
+    struct quicklist *ql = ql_new(fill);
+    struct lp_value v;
+    char buf[LP_INTBUF_SIZE];
+    for (size_t p = lp_first(lp); p != LP_NONE; p = lp_next(lp, p)) {
+        lp_get(lp, p, &v);
+        struct slice s = lp_value_str(&v, buf);
+        if (!s.ptr) s.ptr = "";
+        ql_push(ql, s, true);
+    }
+    lp_free(lp);
+    return ql;
+}
+
+struct listpack *ql_to_listpack(struct quicklist *ql) {
+    struct listpack *lp = ql->head ? ql->head->lp : lp_new();
+    free(ql->head);
+    free(ql);
+    return lp;
 }
 
 void ql_free(struct quicklist *ql) {

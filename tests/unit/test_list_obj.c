@@ -17,6 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "ringkv/config.h"
 #include "ringkv/entry.h"
 #include "ringkv/list_obj.h"
 #include "ringkv/util.h"
@@ -71,19 +72,34 @@ static bool m_fits(const struct model *m, int fill, bool shrinking) {
 
 static void check_same(const struct list_obj *l, const struct model *m) {
     assert_int_equal(list_len(l), m->n);
-    assert_true(ql_check(l->ql));
-    struct ql_iter it;
+    if (list_quicklist(l)) assert_true(ql_check(list_quicklist(l)));
+    struct list_iter it;
     struct lp_value v;
     char buf[LP_INTBUF_SIZE];
     size_t i = 0;
-    if (ql_iter_init(&it, l->ql, 0, false))
-        while (ql_iter_next(&it, &v)) {
+    if (list_iter_init(&it, l, 0, false))
+        while (list_iter_next(&it, &v)) {
             struct slice s = list_value_str(&v, buf);
             assert_true(i < m->n);
             assert_true(m_eq(&m->v[i], s));
             i++;
         }
     assert_int_equal(i, m->n);
+    /* backwards, and by index from both ends */
+    if (list_iter_init(&it, l, -1, true))
+        while (list_iter_next(&it, &v)) {
+            assert_true(i > 0);
+            assert_true(m_eq(&m->v[--i], list_value_str(&v, buf)));
+        }
+    assert_int_equal(i, 0);
+    if (m->n) {
+        size_t k = rnd() % m->n;
+        assert_true(list_index(l, (long long)k, &v));
+        assert_true(m_eq(&m->v[k], list_value_str(&v, buf)));
+        assert_true(list_index(l, (long long)k - (long long)m->n, &v));
+        assert_true(m_eq(&m->v[k], list_value_str(&v, buf)));
+    }
+    assert_false(list_index(l, (long long)m->n, &v));
 }
 
 /* A random element: small integers, long integers, short and long text. */
@@ -101,7 +117,8 @@ static struct slice rand_elem(char *buf, size_t cap, size_t maxlen) {
 
 static void random_run(int fill, size_t maxlen, int steps, uint64_t seed) {
     rng_state = seed;
-    struct list_obj *l = list_new_fill(fill);
+    rk_config.list_max_listpack_size = fill;
+    struct list_obj *l = list_new();
     struct model m = { 0 };
     bool want_compact = true;
     int conversions = 0;
@@ -112,18 +129,19 @@ static void random_run(int fill, size_t maxlen, int steps, uint64_t seed) {
         /* phases of growth and of shrinking, so lists cross the limits */
         unsigned op = (unsigned)(rnd() % 100);
         bool growing = (step / 400) % 2 == 0;
-        bool grew = false, shrank = false, was_compact = l->compact;
+        bool grew = false, shrank = false;
+        const char *was = list_encoding(l);
         if (op < (growing ? 70u : 30u) || m.n == 0) {    /* push */
             struct slice s = rand_elem(buf, maxlen + 32, maxlen);
             bool tail = rnd() & 1;
-            ql_push(l->ql, s, tail);
+            list_push(&l, s, tail);
             m_insert(&m, tail ? m.n : 0, s);
             grew = true;
         } else if (op < (growing ? 80u : 65u)) {          /* pop */
             bool tail = rnd() & 1;
             struct lp_value v;
             char nb[LP_INTBUF_SIZE];
-            assert_true(ql_pop(l->ql, tail, &v, &pop));
+            assert_true(list_pop(&l, tail, &v, &pop));
             size_t at = tail ? m.n - 1 : 0;
             assert_true(m_eq(&m.v[at], list_value_str(&v, nb)));
             m_delete(&m, at, 1);
@@ -138,14 +156,14 @@ static void random_run(int fill, size_t maxlen, int steps, uint64_t seed) {
             while (!m_eq(&m.v[first], pivot)) first++;
             struct slice s = rand_elem(buf, maxlen + 32, maxlen);
             bool after = rnd() & 1;
-            assert_true(ql_insert(l->ql, pivot, s, after));
+            assert_true(list_insert(&l, pivot, s, after));
             m_insert(&m, first + after, s);
             free(pcopy);
             grew = true;
         } else if (op < (growing ? 94u : 81u)) {          /* LSET */
             size_t i = rnd() % m.n;
             struct slice s = rand_elem(buf, maxlen + 32, maxlen);
-            assert_true(ql_replace(l->ql, (rnd() & 1) ? (long long)i : (long long)i - (long long)m.n, s));
+            assert_true(list_replace(&l, (rnd() & 1) ? (long long)i : (long long)i - (long long)m.n, s));
             m_delete(&m, i, 1);
             m_insert(&m, i, s);
             grew = shrank = true;
@@ -156,7 +174,7 @@ static void random_run(int fill, size_t maxlen, int steps, uint64_t seed) {
             memcpy(copy, s.ptr, s.len);
             s.ptr = copy;
             long long count = (long long)(rnd() % 5) - 2;
-            size_t removed = ql_remove(l->ql, s, count), want = 0;
+            size_t removed = list_remove(&l, s, count), want = 0;
             if (count >= 0) {
                 for (size_t i = 0; i < m.n && (count == 0 || (long long)want < count);)
                     if (m_eq(&m.v[i], s)) { m_delete(&m, i, 1); want++; } else i++;
@@ -170,20 +188,21 @@ static void random_run(int fill, size_t maxlen, int steps, uint64_t seed) {
         } else {                                         /* LTRIM-like range delete */
             size_t start = rnd() % m.n, k = rnd() % (m.n - start + 1);
             if (growing && k > 4) k = 4;
-            assert_int_equal(ql_del_range(l->ql, (long long)start, k), k);
+            assert_int_equal(list_del_range(&l, (long long)start, k), k);
             m_delete(&m, start, k);
             shrank = true;
         }
         if (grew) {
-            list_grew(l);
+            list_grew(&l);
             if (want_compact && !m_fits(&m, fill, false)) want_compact = false;
         }
         if (shrank) {
-            list_shrank(l);
-            if (!want_compact && l->ql->nodes <= 1 && m_fits(&m, fill, true)) want_compact = true;
+            bool one_node = !list_quicklist(l) || list_quicklist(l)->nodes <= 1;
+            list_shrank(&l);
+            if (!want_compact && one_node && m_fits(&m, fill, true)) want_compact = true;
         }
         assert_string_equal(list_encoding(l), want_compact ? "listpack" : "quicklist");
-        conversions += l->compact != was_compact;
+        conversions += strcmp(list_encoding(l), was) != 0;
         check_same(l, &m);
 
         if (step % 97 == 0) {
@@ -223,33 +242,41 @@ static void test_random_large(void **state) {
 
 static void test_conversions(void **state) {
     (void)state;
-    struct list_obj *l = list_new_fill(4);
+    rk_config.list_max_listpack_size = 4;
+    struct list_obj *l = list_new();
     assert_string_equal(list_encoding(l), "listpack");
-    for (int i = 0; i < 4; i++) ql_push(l->ql, SLICE_LIT("x"), true);
-    list_grew(l);
+    assert_null(list_quicklist(l));
+    for (int i = 0; i < 4; i++) list_push(&l, SLICE_LIT("x"), true);
+    list_grew(&l);
     assert_string_equal(list_encoding(l), "listpack");
-    ql_push(l->ql, SLICE_LIT("x"), true);
-    list_grew(l);
+    list_push(&l, SLICE_LIT("x"), true);
+    list_grew(&l);
     assert_string_equal(list_encoding(l), "quicklist");
-    ql_del_range(l->ql, -2, 2);          /* 3 left in one node: over half */
-    list_shrank(l);
+    assert_int_equal(list_quicklist(l)->nodes, 2);
+    list_del_range(&l, -2, 2);          /* 3 left in one node: over half */
+    list_shrank(&l);
     assert_string_equal(list_encoding(l), "quicklist");
-    ql_del_range(l->ql, -1, 1);          /* 2 = half of 4, one node */
-    list_shrank(l);
+    list_del_range(&l, -1, 1);          /* 2 = half of 4, one node */
+    list_shrank(&l);
     assert_string_equal(list_encoding(l), "listpack");
+    assert_int_equal(list_len(l), 2);
     list_free(l);
 
     /* default fill: one element too big for a node */
-    l = list_new_fill(-2);
+    rk_config.list_max_listpack_size = -2;
+    l = list_new();
     char big[9000];
     memset(big, 'b', sizeof big);
-    ql_push(l->ql, (struct slice){ big, sizeof big }, true);
-    list_grew(l);
+    list_push(&l, (struct slice){ big, sizeof big }, true);
+    list_grew(&l);
     assert_string_equal(list_encoding(l), "quicklist");
-    ql_pop(l->ql, true, NULL, NULL);
-    ql_push(l->ql, SLICE_LIT("small"), true);
-    list_shrank(l);
+    list_pop(&l, true, NULL, NULL);
+    list_push(&l, SLICE_LIT("small"), true);
+    list_shrank(&l);
     assert_string_equal(list_encoding(l), "listpack");
+    struct lp_value v;
+    assert_true(list_index(l, 0, &v));
+    assert_int_equal(v.str.len, 5);
     list_free(l);
 }
 
@@ -257,19 +284,33 @@ static void test_ops_registered(void **state) {
     (void)state;
     const struct obj_ops *ops = obj_ops_by_type[OBJ_LIST];
     assert_non_null(ops);
-    struct list_obj *l = list_new_fill(-2);
-    ql_push(l->ql, SLICE_LIT("a"), true);
-    ql_push(l->ql, SLICE_LIT("123"), true);
+    rk_config.list_max_listpack_size = -2;
+    struct list_obj *l = list_new();
+    list_push(&l, SLICE_LIT("a"), true);
+    list_push(&l, SLICE_LIT("123"), true);
     assert_string_equal(ops->encoding(l), "listpack");
     struct list_obj *d = ops->dup(l);
-    ql_push(l->ql, SLICE_LIT("only in l"), true);
+    list_push(&l, SLICE_LIT("only in l"), true);
     assert_int_equal(list_len(d), 2);
     assert_int_equal(list_len(l), 3);
     ops->free(d);
-    /* an entry frees its list */
+    /* a small list lives inside its entry, a quicklist by pointer */
+    assert_int_equal(ops->inline_size(l), lp_bytes((const struct listpack *)l));
     struct kv_entry *e = entry_new_obj(SLICE_LIT("k"), OBJ_LIST, l, NO_EXPIRE);
+    assert_true(e->meta & ENTRY_INLINE);
+    assert_int_equal(list_len(entry_obj(e)), 3);
+    entry_free(e);
+    rk_config.list_max_listpack_size = 1;
+    l = list_new();
+    list_push(&l, SLICE_LIT("a"), true);
+    list_push(&l, SLICE_LIT("b"), true);
+    list_grew(&l);
+    assert_non_null(list_quicklist(l));
+    assert_int_equal(ops->inline_size(l), 0);
+    e = entry_new_obj(SLICE_LIT("k"), OBJ_LIST, l, NO_EXPIRE);
     assert_ptr_equal(entry_obj(e), l);
     entry_free(e);
+    rk_config.list_max_listpack_size = -2;
 }
 
 int main(void) {
