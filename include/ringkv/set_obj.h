@@ -12,14 +12,13 @@
  * back to a more compact encoding, except that SPOP with a large count
  * rebuilds the remainder as a new set (as Redis does).
  *
- * The pointer an entry holds (entry_obj) IS the object: the struct intset *,
- * struct listpack * or struct hashmap * with the encoding (enum set_enc) in
- * its two low bits (malloc memory is at least 8-byte aligned), so a small set
- * costs no allocation besides its intset or listpack. Functions that may
- * move the structure or convert the encoding take struct set_obj ** and
- * update the pointer; the caller stores it back into its entry (set_store),
- * as with hash_obj.h. Registering obj_ops_by_type[OBJ_SET] happens in
- * set_obj.c's constructor.
+ * The object pointer IS the object: the struct intset * or struct
+ * listpack * (either may live inside the key's entry, entry.h
+ * ENTRY_INLINE), or the struct hashmap * with its low bit set. Functions
+ * that may move the structure or convert the encoding take struct
+ * set_obj ** and update the pointer; the caller stores it back into its
+ * entry (entry_store_obj), as with hash_obj.h. Registering
+ * obj_ops_by_type[OBJ_SET] happens in set_obj.c's constructor.
  */
 #ifndef RINGKV_SET_OBJ_H
 #define RINGKV_SET_OBJ_H
@@ -54,8 +53,8 @@ void set_obj_maybe_convert(struct set_obj **sp, size_t size_hint);
 /* Force an encoding change (tests; only towards hashtable or intset->listpack). */
 void set_obj_convert(struct set_obj **sp, enum set_enc enc);
 
-/* Add or remove m; *sp may change (store it back with set_store). m must
- * not point into the set. */
+/* Add or remove m; *sp may change (store it back). m must not point into
+ * the set. */
 bool set_obj_add(struct set_obj **sp, struct slice m);      /* true if added */
 bool set_obj_remove(struct set_obj **sp, struct slice m);   /* true if removed */
 bool set_obj_contains(const struct set_obj *s, struct slice m);
@@ -65,11 +64,6 @@ bool set_obj_contains(const struct set_obj *s, struct slice m);
 struct slice set_obj_random(const struct set_obj *s, uint64_t r, char buf[SET_BUF_SIZE]);
 /* Remove a random member; its bytes are copied into *buf (len reset first). */
 struct slice set_obj_pop(struct set_obj **sp, uint64_t r, struct rbuf *buf);
-
-/* Store s as the object of the OBJ_SET entry e (after set_obj_add/remove/...). */
-static inline void set_store(struct kv_entry *e, struct set_obj *s) {
-    memcpy(entry_val(e), &s, sizeof s);
-}
 
 /* Iteration over every member; the set must not change meanwhile.
  *   struct set_iter it; set_iter_init(&it, s);

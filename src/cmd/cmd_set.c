@@ -38,14 +38,29 @@ static bool get_set(struct cmd_ctx *c, struct slice key, unsigned flags, struct 
 }
 
 /* The set at key for writing: its slot (NULL when absent) and object. The
- * object pointer may change with every add or remove (set_obj.h): store it
- * back with set_store before anything else looks at the entry. */
+ * object pointer may change with every add or remove (set_obj.h): finish
+ * with set_commit before anything else looks at the entry, also when
+ * nothing changed. */
 static bool get_set_slot(struct cmd_ctx *c, struct slice key, struct kv_entry ***slot, struct set_obj **out) {
     bool wrong;
     *slot = lookup_typed_or_reply(c, key, OBJ_SET, LOOKUP_NONE, &wrong);
     if (wrong) return false;
-    *out = *slot ? entry_obj(**slot) : NULL;
+    *out = *slot ? entry_obj_for_write(**slot) : NULL;
     return true;
+}
+
+/* Store the set back (s is then the entry's: do not use it), creating the
+ * key, or deleting it when the set is empty. */
+static void set_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct set_obj *s) {
+    size_t n = set_obj_count(s);
+    if (slot) {
+        *slot = entry_store_obj(*slot, s);   /* first: the entry must not keep a stale pointer */
+        if (!n) db_delete(c, key);
+    } else if (n) {
+        db_insert(c, entry_new_obj(key, OBJ_SET, s, NO_EXPIRE));
+    } else {
+        set_obj_free(s);
+    }
 }
 
 static void reply_members_body(struct cmd_ctx *c, const struct set_obj *s) {
@@ -68,22 +83,15 @@ static void reply_empty_set(struct cmd_ctx *c) { reply_set(&c->r, 0); }
  * ------------------------------------------------------------------------- */
 
 static void cmd_sadd(struct cmd_ctx *c) {
-    struct slice key = c->argv[1];
-    bool wrong;
-    struct kv_entry **slot = lookup_typed_or_reply(c, key, OBJ_SET, LOOKUP_NONE, &wrong);
-    if (wrong) return;
+    struct kv_entry **slot;
     struct set_obj *s;
     size_t n = (size_t)c->argc - 2;
-    if (!slot) {
-        s = set_obj_new(c->argv[2], n);
-    } else {
-        s = entry_obj(*slot);
-        set_obj_maybe_convert(&s, n);
-    }
+    if (!get_set_slot(c, c->argv[1], &slot, &s)) return;
+    if (!s) s = set_obj_new(c->argv[2], n);
+    else set_obj_maybe_convert(&s, n);
     long long added = 0;
     for (int j = 2; j < c->argc; j++) added += set_obj_add(&s, c->argv[j]);
-    if (slot) set_store(*slot, s);
-    else db_insert(c, entry_new_obj(key, OBJ_SET, s, NO_EXPIRE));
+    set_commit(c, c->argv[1], slot, s);
     reply_int(&c->r, added);
 }
 
@@ -97,8 +105,7 @@ static void cmd_srem(struct cmd_ctx *c) {
             removed += set_obj_remove(&s, c->argv[j]);
             if (set_obj_count(s) == 0) break;
         }
-        set_store(*slot, s);
-        if (set_obj_count(s) == 0) db_delete(c, c->argv[1]);
+        set_commit(c, c->argv[1], slot, s);
     }
     reply_int(&c->r, removed);
 }
@@ -139,6 +146,7 @@ static void spop_count(struct cmd_ctx *c) {
     if (!arg_min_or_reply(c, c->argv[2], 0, &count, ERR_POSITIVE)) return;
     if (!get_set_slot(c, c->argv[1], &slot, &s)) return;
     if (!s || count == 0) {
+        if (s) set_commit(c, c->argv[1], slot, s);   /* unchanged */
         reply_empty_set(c);
         return;
     }
@@ -156,7 +164,7 @@ static void spop_count(struct cmd_ctx *c) {
         /* Few to pop: pop them one by one. */
         for (long long i = 0; i < count; i++)
             reply_bulk_slice(&c->r, set_obj_pop(&s, rk_random(), &buf));
-        set_store(*slot, s);
+        set_commit(c, c->argv[1], slot, s);
     } else {
         /* Most go: move the few that stay into a new set, reply what is
          * left in the old one, and keep the new one. */
@@ -168,7 +176,7 @@ static void spop_count(struct cmd_ctx *c) {
         }
         reply_members_body(c, s);
         set_obj_free(s);
-        set_store(*slot, keep);
+        set_commit(c, c->argv[1], slot, keep);
     }
     rbuf_free(&buf);
 }
@@ -192,8 +200,7 @@ static void cmd_spop(struct cmd_ctx *c) {
     struct rbuf buf = { 0 };
     reply_bulk_slice(&c->r, set_obj_pop(&s, rk_random(), &buf));
     rbuf_free(&buf);
-    set_store(*slot, s);
-    if (set_obj_count(s) == 0) db_delete(c, c->argv[1]);
+    set_commit(c, c->argv[1], slot, s);
 }
 
 #define SRANDMEMBER_SUB_STRATEGY_MUL 3
@@ -277,28 +284,25 @@ static void cmd_smove(struct cmd_ctx *c) {
         reply_error(&c->r, ERR_WRONGTYPE);
         return;
     }
-    struct set_obj *ss = entry_obj(se);
-    if (de && entry_obj(de) == ss) {
-        reply_int(&c->r, set_obj_contains(ss, m));
+    if (de == se) {
+        reply_int(&c->r, set_obj_contains(entry_obj(se), m));
         return;
     }
-    if (!set_obj_remove(&ss, m)) {
+    /* Both looked up: the slots now stay put until a change. */
+    struct kv_entry **slot;
+    struct set_obj *s;
+    get_set_slot(c, src, &slot, &s);
+    bool moved = set_obj_remove(&s, m);
+    set_commit(c, src, slot, s);
+    if (!moved) {
         reply_int(&c->r, 0);
         return;
     }
-    set_store(se, ss);
-    if (set_obj_count(ss) == 0) db_delete(c, src);
     /* The table may have changed: look the destination up again. */
-    struct kv_entry **dslot = db_lookup_slot(c, dst, LOOKUP_NONE);
-    if (!dslot) {
-        struct set_obj *ds = set_obj_new(m, 1);
-        set_obj_add(&ds, m);
-        db_insert(c, entry_new_obj(dst, OBJ_SET, ds, NO_EXPIRE));
-    } else {
-        struct set_obj *ds = entry_obj(*dslot);
-        set_obj_add(&ds, m);
-        set_store(*dslot, ds);
-    }
+    get_set_slot(c, dst, &slot, &s);
+    if (!s) s = set_obj_new(m, 1);
+    set_obj_add(&s, m);
+    set_commit(c, dst, slot, s);
     reply_int(&c->r, 1);
 }
 

@@ -20,14 +20,18 @@
 
 #include "ringkv/intset.h"
 
-struct intset {
+/* Packed: a small set's intset may live inside an entry at any even
+ * address (entry.h); elements are read with memcpy anyway. The width, in the
+ * second word, never has its top bit set: set_obj.c tells an intset from a
+ * listpack by that bit. */
+struct __attribute__((packed)) intset {
     uint32_t count;
     uint32_t width;      /* 2, 4 or 8 */
-    unsigned char a[];   /* count elements of width bytes, 8-aligned */
+    unsigned char a[];   /* count elements of width bytes */
 };
 
 #define HEADER offsetof(struct intset, a)
-_Static_assert(HEADER == 8, "the array must be aligned for int64_t");
+_Static_assert(HEADER == 8, "set_obj.c reads the width as the second 4-byte word");
 
 static unsigned width_for(int64_t v) {
     if (v >= INT16_MIN && v <= INT16_MAX) return 2;

@@ -6,9 +6,12 @@
  * every threshold is read from the live configuration at the moment it
  * matters, as Redis does, so CONFIG SET affects the next change of a set.
  *
- * The object pointer is the structure's own pointer with the encoding in its
- * two low bits: intset untagged (0), listpack 1, hashmap 2. All three come
- * from malloc, which aligns to at least 8 bytes.
+ * The object pointer is the structure's own pointer, with its low bit set
+ * for a hashmap (from malloc: at least 8-byte aligned). A compact body (an
+ * intset, or a forward-only listpack, which may live inside the key's
+ * entry at any even address: entry.h) says itself which it is: bit 31 of
+ * its second header word is the listpack's `forward` bit, and holds an
+ * intset's width (2, 4 or 8) there, so it is set only in a listpack.
  */
 #include <stdlib.h>
 
@@ -18,18 +21,21 @@
 #include "ringkv/listpack.h"
 #include "ringkv/util.h"
 
-#define ENC_MASK ((uintptr_t)3)
+#define HT_TAG ((uintptr_t)1)
 
 static inline enum set_enc enc_of(const struct set_obj *s) {
-    return (enum set_enc)((uintptr_t)s & ENC_MASK);
+    if ((uintptr_t)s & HT_TAG) return SET_ENC_HT;
+    uint32_t word;
+    memcpy(&word, (const char *)s + 4, sizeof word);
+    return word >> 31 ? SET_ENC_LISTPACK : SET_ENC_INTSET;
 }
-static inline void *untag(const struct set_obj *s) { return (void *)((uintptr_t)s & ~ENC_MASK); }
+static inline void *untag(const struct set_obj *s) { return (void *)((uintptr_t)s & ~HT_TAG); }
 static inline struct intset *as_is(const struct set_obj *s) { return untag(s); }
 static inline struct listpack *as_lp(const struct set_obj *s) { return untag(s); }
 static inline struct hashmap *as_hm(const struct set_obj *s) { return untag(s); }
 
 static inline struct set_obj *tag(void *p, enum set_enc enc) {
-    return (struct set_obj *)((uintptr_t)p | (uintptr_t)enc);
+    return (struct set_obj *)((uintptr_t)p | (enc == SET_ENC_HT ? HT_TAG : 0));
 }
 static inline struct set_obj *from_is(struct intset *is) { return tag(is, SET_ENC_INTSET); }
 static inline struct set_obj *from_lp(struct listpack *lp) { return tag(lp, SET_ENC_LISTPACK); }
@@ -332,8 +338,9 @@ struct set_obj *set_obj_dup(const struct set_obj *s) {
 static void ops_free(void *obj) { set_obj_free(obj); }
 static void *ops_dup(const void *obj) { return set_obj_dup(obj); }
 static const char *ops_encoding(const void *obj) { return set_obj_encoding(obj); }
+static size_t ops_inline_size(const void *obj) { return enc_of(obj) == SET_ENC_HT ? 0 : set_obj_memory(obj); }
 
-static const struct obj_ops set_ops = { ops_free, ops_dup, ops_encoding, NULL };
+static const struct obj_ops set_ops = { ops_free, ops_dup, ops_encoding, ops_inline_size };
 
 __attribute__((constructor)) static void set_obj_register(void) {
     obj_ops_by_type[OBJ_SET] = &set_ops;

@@ -209,7 +209,8 @@ static void test_create_rules(void **st) {
     obj_ops_by_type[OBJ_SET]->free(s);
 }
 
-/* The entry's pointer is the object: set_store writes the moved pointer back. */
+/* A small set lives inside its entry, a big one apart; every write goes
+ * through entry_obj_for_write and entry_store_obj, across the encodings. */
 static void test_entry_store(void **st) {
     (void)st;
     rk_config.set_max_intset_entries = 512;
@@ -218,16 +219,25 @@ static void test_entry_store(void **st) {
     struct set_obj *s = set_obj_new(SLICE_LIT("1"), 1);
     set_obj_add(&s, SLICE_LIT("1"));
     struct kv_entry *e = entry_new_obj(SLICE_LIT("k"), OBJ_SET, s, NO_EXPIRE);
-    assert_ptr_equal(entry_obj(e), s);
+    assert_true(e->meta & ENTRY_INLINE);
+    assert_string_equal(set_obj_encoding(entry_obj(e)), "intset");
     char buf[32];
     for (int i = 0; i < 300; i++) {
-        s = entry_obj(e);
-        set_obj_add(&s, (struct slice){ buf, (size_t)snprintf(buf, sizeof buf, i < 200 ? "%d" : "x%d", i) });
-        set_store(e, s);
-        assert_ptr_equal(entry_obj(e), s);
-        assert_int_equal(set_obj_count(entry_obj(e)), i == 0 ? 2 : i + 1);
+        s = entry_obj_for_write(e);
+        set_obj_add(&s, (struct slice){ buf, (size_t)snprintf(buf, sizeof buf, i < 100 ? "%d" : "x%d", i) });
+        e = entry_store_obj(e, s);
+        const struct set_obj *now = entry_obj(e);
+        assert_int_equal(set_obj_count(now), i == 0 ? 2 : i + 1);
+        assert_true(set_obj_contains(now, SLICE_LIT("1")));
+        assert_true(set_obj_contains(now, (struct slice){ buf, strlen(buf) }));
+        /* inline exactly while the body is small enough */
+        size_t body = obj_ops_by_type[OBJ_SET]->inline_size(now);
+        assert_int_equal((e->meta & ENTRY_INLINE) != 0, body >= 8 && body <= ENTRY_INLINE_MAX);
+        if (i == 50) assert_string_equal(set_obj_encoding(now), "intset");
+        if (i == 110) assert_string_equal(set_obj_encoding(now), "listpack");
     }
     assert_string_equal(obj_ops_by_type[OBJ_SET]->encoding(entry_obj(e)), "hashtable");
+    assert_false(e->meta & ENTRY_INLINE);
     entry_free(e);   /* frees the set through obj_ops */
 }
 
