@@ -11,11 +11,12 @@
  * A 16-byte key with a 16-byte value therefore costs 35 bytes, and a TTL
  * costs nothing for keys without one. Strings keep their bytes inline; the
  * other types store one pointer to their object as an 8-byte value, except
- * small compact objects (ENTRY_INLINE: a list, hash or sorted set listpack of up to
- * ENTRY_INLINE_MAX bytes), whose bytes are the value itself, after 0 or 1
- * byte of padding that makes their address even (the types keep their
- * encoding tag in bit 0 of the object pointer). That saves the pointer and
- * a second allocation per key: a fifth of a 10-field hash.
+ * small compact objects (ENTRY_INLINE: the listpack or intset of a small
+ * list, set, hash or sorted set, up to ENTRY_INLINE_MAX bytes), whose bytes
+ * are the value itself, after 0 or 1 byte of padding that makes their
+ * address even (the types tag their big encodings in bit 0 of the object
+ * pointer). That saves the pointer and a second allocation per key: a
+ * fifth of a 10-field hash, two fifths of a 10-item list.
  * Fields after the meta byte are unaligned and read with memcpy.
  * An entry is immutable in size: operations that change its size build a new
  * one (entry_* functions below return the possibly-moved entry) and the
