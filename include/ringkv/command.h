@@ -164,6 +164,15 @@ bool arg_min_or_reply(struct cmd_ctx *c, struct slice s, long long min, long lon
  * absent. A key of another type gets WRONGTYPE: *wrong is set, NULL returned. */
 struct kv_entry **lookup_typed_or_reply(struct cmd_ctx *c, struct slice key, unsigned type,
                                         unsigned flags, bool *wrong);
+/* A collection command's write, in two steps. obj_write: the slot and the
+ * object (entry_obj_for_write) of key, both NULL when the key is absent;
+ * false after WRONGTYPE. obj_commit, also when nothing changed: store obj,
+ * which now has len elements, back into the entry (the caller must not use
+ * it afterwards), or create the key for a new object, or delete the key
+ * (or free a new object) when len is 0. */
+bool obj_write(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_entry ***slot, void **obj);
+void obj_commit(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_entry **slot, void *obj,
+                size_t len);
 
 /* Standard errors for the dispatcher. */
 void reply_wrong_arity(struct reply *r, const char *name);

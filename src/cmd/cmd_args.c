@@ -37,6 +37,26 @@ struct kv_entry **lookup_typed_or_reply(struct cmd_ctx *c, struct slice key, uns
     return slot;
 }
 
+bool obj_write(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_entry ***slot, void **obj) {
+    bool wrong;
+    *slot = lookup_typed_or_reply(c, key, type, LOOKUP_NONE, &wrong);
+    if (wrong) return false;
+    *obj = *slot ? entry_obj_for_write(**slot) : NULL;
+    return true;
+}
+
+void obj_commit(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_entry **slot, void *obj,
+                size_t len) {
+    if (slot) {
+        *slot = entry_store_obj(*slot, obj);   /* first: the entry must not keep a stale pointer */
+        if (!len) db_delete(c, key);
+    } else if (len) {
+        db_insert(c, entry_new_obj(key, type, obj, NO_EXPIRE));
+    } else {
+        obj_ops_by_type[type]->free(obj);
+    }
+}
+
 /* Keys counted by the numkeys argument at argv[at], following it. */
 static int numkeys_at(int argc, const struct slice *argv, int at, int *pos, int n, int maxpos) {
     long long numkeys;

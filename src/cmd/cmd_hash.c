@@ -52,10 +52,8 @@ static bool hash_read(struct cmd_ctx *c, struct slice key, struct hash_obj **h) 
 /* The hash at key for writing, a new empty one (not yet stored) when the key
  * is absent; false after WRONGTYPE. Finish with hash_commit. */
 static bool hash_write(struct cmd_ctx *c, struct slice key, struct kv_entry ***slot, struct hash_obj **h) {
-    bool wrong;
-    *slot = lookup_typed_or_reply(c, key, OBJ_HASH, LOOKUP_NONE, &wrong);
-    if (wrong) return false;
-    *h = *slot ? entry_obj_for_write(**slot) : hash_new();
+    if (!obj_write(c, key, OBJ_HASH, slot, (void **)h)) return false;
+    if (!*h) *h = hash_new();
     return true;
 }
 
@@ -63,16 +61,7 @@ static bool hash_write(struct cmd_ctx *c, struct slice key, struct kv_entry ***s
  * it); create or delete the key as needed. Also the way out of a write that
  * changed nothing, which folds a small hash back into its entry. */
 static void hash_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct hash_obj *h) {
-    if (slot) {
-        size_t len = hash_len(h);
-        *slot = entry_store_obj(*slot, h);   /* first: the entry must not keep a stale pointer */
-        if (len == 0)
-            db_delete(c, key);
-    } else if (hash_len(h)) {
-        db_insert(c, entry_new_obj(key, OBJ_HASH, h, NO_EXPIRE));
-    } else {
-        hash_free(h);
-    }
+    obj_commit(c, key, OBJ_HASH, slot, h, hash_len(h));
 }
 
 

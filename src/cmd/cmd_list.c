@@ -47,27 +47,13 @@ static bool get_list(struct cmd_ctx *c, struct slice key, unsigned flags, struct
 }
 
 /* The list at key for writing (NULL when absent); false after WRONGTYPE.
- * Finish with list_commit, also when nothing changed. */
+ * Finish with list_commit, also when nothing changed (obj_write). */
 static bool list_write(struct cmd_ctx *c, struct slice key, struct kv_entry ***slot, struct list_obj **out) {
-    bool wrong;
-    *slot = lookup_typed_or_reply(c, key, OBJ_LIST, LOOKUP_NONE, &wrong);
-    if (wrong) return false;
-    *out = *slot ? entry_obj_for_write(**slot) : NULL;
-    return true;
+    return obj_write(c, key, OBJ_LIST, slot, (void **)out);
 }
 
-/* Store the list back (l is then the entry's: do not use it), creating the
- * key, or deleting it when the list is empty. */
 static void list_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct list_obj *l) {
-    size_t len = list_len(l);
-    if (slot) {
-        *slot = entry_store_obj(*slot, l);   /* first: the entry must not keep a stale pointer */
-        if (!len) db_delete(c, key);
-    } else if (len) {
-        db_insert(c, entry_new_obj(key, OBJ_LIST, l, NO_EXPIRE));
-    } else {
-        list_free(l);
-    }
+    obj_commit(c, key, OBJ_LIST, slot, l, list_len(l));
 }
 
 /* After elements were removed: convert if small enough, store or delete. */

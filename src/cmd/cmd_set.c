@@ -42,25 +42,11 @@ static bool get_set(struct cmd_ctx *c, struct slice key, unsigned flags, struct 
  * with set_commit before anything else looks at the entry, also when
  * nothing changed. */
 static bool get_set_slot(struct cmd_ctx *c, struct slice key, struct kv_entry ***slot, struct set_obj **out) {
-    bool wrong;
-    *slot = lookup_typed_or_reply(c, key, OBJ_SET, LOOKUP_NONE, &wrong);
-    if (wrong) return false;
-    *out = *slot ? entry_obj_for_write(**slot) : NULL;
-    return true;
+    return obj_write(c, key, OBJ_SET, slot, (void **)out);
 }
 
-/* Store the set back (s is then the entry's: do not use it), creating the
- * key, or deleting it when the set is empty. */
 static void set_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct set_obj *s) {
-    size_t n = set_obj_count(s);
-    if (slot) {
-        *slot = entry_store_obj(*slot, s);   /* first: the entry must not keep a stale pointer */
-        if (!n) db_delete(c, key);
-    } else if (n) {
-        db_insert(c, entry_new_obj(key, OBJ_SET, s, NO_EXPIRE));
-    } else {
-        set_obj_free(s);
-    }
+    obj_commit(c, key, OBJ_SET, slot, s, set_obj_count(s));
 }
 
 static void reply_members_body(struct cmd_ctx *c, const struct set_obj *s) {

@@ -53,11 +53,7 @@ static bool zset_read(struct cmd_ctx *c, struct slice key, struct zset_obj **z) 
 
 /* The zset at key for writing; *slot NULL when absent. False after WRONGTYPE. */
 static bool zset_write(struct cmd_ctx *c, struct slice key, struct kv_entry ***slot, struct zset_obj **z) {
-    bool wrong;
-    *slot = lookup_typed_or_reply(c, key, OBJ_ZSET, LOOKUP_NONE, &wrong);
-    if (wrong) return false;
-    *z = *slot ? entry_obj_for_write(**slot) : NULL;
-    return true;
+    return obj_write(c, key, OBJ_ZSET, slot, (void **)z);
 }
 
 /* Store the possibly-moved object back (z is then the entry's: do not use
@@ -65,20 +61,9 @@ static bool zset_write(struct cmd_ctx *c, struct slice key, struct kv_entry ***s
  * serve clients blocked on the key. Also the way out of a write that changed
  * nothing, which folds a small set back into its entry. */
 static void zset_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct zset_obj *z) {
-    if (slot) {
-        size_t len = zset_len(z);
-        *slot = entry_store_obj(*slot, z);
-        if (len == 0) {
-            db_delete(c, key);
-            return;
-        }
-    } else if (zset_len(z)) {
-        db_insert(c, entry_new_obj(key, OBJ_ZSET, z, NO_EXPIRE));
-    } else {
-        zset_free(z);
-        return;
-    }
-    db_signal_ready(c, key);
+    size_t len = zset_len(z);
+    obj_commit(c, key, OBJ_ZSET, slot, z, len);
+    if (len) db_signal_ready(c, key);
 }
 
 static bool double_or_reply(struct cmd_ctx *c, struct slice s, double *d, const char *msg) {
