@@ -413,6 +413,40 @@ static void test_keys_commands(void **state)
     INT(c, -1, "TTL x");
 }
 
+/* A small list lives inside its key's entry, a bigger listpack apart from
+ * it (entry.h, ENTRY_INLINE_MAX = 256 bytes), a quicklist past 8 KB: order
+ * and TTL survive each crossing, both ways, and LMOVE between sizes. */
+static void test_small_and_big_bodies(void **state)
+{
+    redisContext *c = FIX(state)->c;
+    const char *item = "an-item-of-twenty-four-b";
+    INT(c, 2, "RPUSH q first second");
+    INT(c, 1, "EXPIRE q 1000");
+    for (int i = 0; i < 400; i++) INT(c, 3 + i, "RPUSH q %s", item);   /* ~10 KB */
+    BULK(c, "first", "LINDEX q 0");
+    BULK(c, item, "LINDEX q -1");
+    INT(c, 399, "LREM q 399 %s", item);                                 /* ~60 bytes */
+    expect_bulks(cmd(c, "LRANGE q 0 -1"), 3, "first", "second", item);
+    expect_int_range(cmd(c, "TTL q"), 999, 1000);
+    INT(c, -1, "LINSERT q BEFORE nosuch x");                            /* no change */
+    ERR(c, "ERR index out of range", "LSET q 7 x");
+    OK(c, "LSET q 1 middle");
+    expect_int_range(cmd(c, "TTL q"), 999, 1000);
+    /* between a small list and a big one, and a list onto itself */
+    for (int i = 0; i < 20; i++) INT(c, 1 + i, "RPUSH big %s-%02d", item, i);
+    BULK(c, "first", "LMOVE q big LEFT RIGHT");
+    expect_bulk_len(cmd(c, "LMOVE big q LEFT LEFT"), "an-item-of-twenty-four-b-00", 27);
+    BULK(c, "an-item-of-twenty-four-b-00", "LMOVE q q LEFT RIGHT");
+    expect_bulks(cmd(c, "LRANGE q 0 -1"), 3, "middle", item, "an-item-of-twenty-four-b-00");
+    INT(c, 20, "LLEN big");
+    BULK(c, "first", "LINDEX big -1");
+    expect_int_range(cmd(c, "TTL q"), 999, 1000);
+    OK(c, "RENAME q q2");
+    INT(c, 1, "COPY q2 q3");
+    INT(c, 3, "LLEN q3");
+    INT(c, 3, "DEL q2 q3 big");
+}
+
 static void test_encoding(void **state)
 {
     SKIP_ON_REDIS();   /* Redis 7.0 answers quicklist for every list; 7.2 as below */
@@ -480,6 +514,7 @@ int main(void)
         cmocka_unit_test_setup(test_lmpop, h_flushall),
         cmocka_unit_test_setup(test_cross_shard, h_flushall),
         cmocka_unit_test_setup(test_keys_commands, h_flushall),
+        cmocka_unit_test_setup(test_small_and_big_bodies, h_flushall),
         cmocka_unit_test_setup(test_encoding, h_flushall),
         cmocka_unit_test_setup(test_list_resp3, h_flushall),
     };
