@@ -370,6 +370,37 @@ static void test_sscan(void **state)
     assert_int_equal(matched, 100);
 }
 
+/* A small set lives inside its key's entry, a bigger intset apart from it
+ * (entry.h, ENTRY_INLINE_MAX = 256 bytes): members and TTL survive each
+ * crossing, both ways, and SMOVE between sizes. */
+static void test_small_and_big_bodies(void **state)
+{
+    redisContext *c = FIX(state)->c;
+    INT(c, 2, "SADD s 1 2");
+    INT(c, 1, "EXPIRE s 1000");
+    for (int i = 0; i < 100; i++) INT(c, 1, "SADD s %d", 1000000 + i);   /* 4-byte ints: ~410 B */
+    INT(c, 102, "SCARD s");
+    INT(c, 1, "SISMEMBER s 1000050");
+    for (int i = 0; i < 100; i++) INT(c, 1, "SREM s %d", 1000000 + i);
+    expect_bulks(cmd(c, "SMEMBERS s"), 2, "1", "2");
+    expect_int_range(cmd(c, "TTL s"), 999, 1000);
+    INT(c, 0, "SADD s 1");                                               /* no change */
+    INT(c, 0, "SREM s 3");
+    expect_empty_array(cmd(c, "SPOP s 0"));
+    expect_int_range(cmd(c, "TTL s"), 999, 1000);
+    for (int i = 0; i < 100; i++) INT(c, 1, "SADD big %d", 1000000 + i);
+    INT(c, 1, "SMOVE s big 1");
+    INT(c, 1, "SMOVE big s 1000007");
+    expect_bulks_unordered(cmd(c, "SMEMBERS s"), 2, "2", "1000007");
+    INT(c, 100, "SCARD big");
+    INT(c, 1, "SISMEMBER big 1");
+    expect_int_range(cmd(c, "TTL s"), 999, 1000);
+    OK(c, "RENAME s s2");
+    INT(c, 1, "COPY s2 s3");
+    INT(c, 2, "SCARD s3");
+    INT(c, 3, "DEL s2 s3 big");
+}
+
 static void test_encodings(void **state)
 {
     redisContext *c = FIX(state)->c;
@@ -542,6 +573,7 @@ int main(void)
         cmocka_unit_test_setup(test_smove, h_flushall),
         cmocka_unit_test_setup(test_algebra, h_flushall),
         cmocka_unit_test_setup(test_sscan, h_flushall),
+        cmocka_unit_test_setup(test_small_and_big_bodies, h_flushall),
         cmocka_unit_test_setup(test_encodings, h_flushall),
         cmocka_unit_test_setup(test_moves, h_flushall),
         cmocka_unit_test_setup(test_resp3, h_flushall),
