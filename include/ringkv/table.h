@@ -11,7 +11,7 @@
  * recomputed from the entry's key when needed.
  *
  * Growth happens in pieces: when the table passes its load limit a table of
- * twice the size is allocated and every later insert/remove (and
+ * 3/2 or 4/3 the size is allocated and every later insert/remove (and
  * table_step()) moves a few groups across, so no single call pays for a full
  * rehash. Lookups consult both tables while a migration is in progress.
  */
@@ -24,7 +24,7 @@
 struct kv_table_part {
     uint8_t *ctrl;             /* ngroups * 16 control bytes */
     struct kv_entry **slots;   /* ngroups * 16 slots */
-    size_t ngroups;            /* power of two, or 0 when unallocated */
+    size_t ngroups;            /* 2^k or 3 * 2^k, or 0 when unallocated */
     size_t used;               /* live entries */
     size_t tombstones;         /* deleted markers */
     size_t max_probe;          /* largest distance, in groups, of an entry from its home */

@@ -7,8 +7,9 @@
  * register and compares them all at once, so only slots whose 7 bits match
  * are dereferenced.
  *
- * A key's home group is the TOP log2(ngroups) bits of its hash, and probing
- * moves to the next group (wrapping). The table is therefore sorted by hash,
+ * A key's home group is its hash scaled to the number of groups (the top
+ * 64 bits of hash * ngroups), and probing moves to the next group
+ * (wrapping). The table is therefore sorted by hash,
  * give or take the groups an entry was displaced by probing. Most entries
  * sit in their home group, but linear probing at 7/8 load makes a few long
  * runs (tens of groups in a table of millions), so the largest displacement
@@ -24,17 +25,20 @@
  *    migration, so the cursor survives resizing, and the ranges of
  *    successive calls tile the hash space: an entry present for the whole
  *    scan is returned exactly once.
- *  - Doubling maps old group g onto new groups 2g and 2g+1, so migration
- *    writes the new array roughly in order.
+ *  - Old group g maps onto the new groups of the same stretch of hash space,
+ *    so migration writes the new array roughly in order.
  *
  * Resizing never stops the shard: when cur passes 7/8 load (tombstones
- * count), a new array (twice the size, or the same size when tombstones are
- * over 3/8 of the load) becomes cur and the old one is drained MIGRATE_GROUPS
- * groups at a time by each insert, remove and table_step. Why a migration is
- * always over before cur can fill again: growth leaves cur with at most
- * 14 * G live entries against a limit of 28 * G, a same-size rehash starts
- * below 5/8 of the limit, a shrink leaves it under 1/8 full, and each of the
- * G / MIGRATE_GROUPS calls the migration takes adds at most one entry. The
+ * count), a new array (3/2 or 4/3 of the size, see grown(), or the same
+ * size when tombstones are over 3/8 of the load) becomes cur and the old one
+ * is drained MIGRATE_GROUPS groups at a time by each insert, remove and
+ * table_step. Growing by less than double keeps the table fuller: 7/12 to
+ * 7/8 rather than 7/16 to 7/8, about 3 bytes a key less on average. Why a
+ * migration is always over before cur can fill again: growth leaves cur
+ * with at most 14 * G live entries against a limit of at least 18.6 * G, a
+ * same-size rehash starts below 5/8 of the limit, a shrink leaves it under
+ * 1/8 full, and each of the G / MIGRATE_GROUPS calls the migration takes
+ * adds at most one entry. The
  * drain-everything path in grow() is a safety net that this arithmetic keeps
  * cold; moved_groups lets tests check that.
  *
@@ -101,19 +105,21 @@ static inline unsigned group_free(const uint8_t *ctrl) {
 
 /* ---------------------------------------------------------------- parts */
 
-static inline unsigned part_bits(const struct kv_table_part *p) {
-    return (unsigned)__builtin_ctzll(p->ngroups);
-}
-
-/* The top bits of the hash; the double shift is defined for one group too. */
+/* The hash scaled to the number of groups (Lemire's fastrange: the top of
+ * hash * ngroups). It grows with the hash for any ngroups, which keeps the
+ * table sorted by hash whatever its size. */
 static inline size_t part_home(const struct kv_table_part *p, uint64_t hash) {
-    return (size_t)((hash >> 1) >> (63 - part_bits(p)));
+    return (size_t)(((unsigned __int128)hash * p->ngroups) >> 64);
 }
 
-/* First hash value of group g; g must be < ngroups. */
+/* First hash value of group g (the least whose home is g); g < ngroups. */
 static inline uint64_t part_group_start(const struct kv_table_part *p, size_t g) {
-    unsigned bits = part_bits(p);
-    return bits ? (uint64_t)g << (64 - bits) : 0;
+    return (uint64_t)((((unsigned __int128)g << 64) + p->ngroups - 1) / p->ngroups);
+}
+
+/* Group g of a probe that went past the end, wrapped to the start (g < 2 * ngroups). */
+static inline size_t part_wrap(const struct kv_table_part *p, size_t g) {
+    return g >= p->ngroups ? g - p->ngroups : g;
 }
 
 static inline size_t part_limit(const struct kv_table_part *p) {
@@ -178,9 +184,9 @@ static inline uint64_t entry_hash(const struct kv_entry *e) {
 static size_t part_find(const struct kv_table_part *p, const char *key, size_t len,
                         uint64_t hash, size_t skip) {
     if (!p->used) return NOT_FOUND;
-    size_t mask = p->ngroups - 1, g = (part_home(p, hash) + skip) & mask;
+    size_t g = part_wrap(p, part_home(p, hash) + skip);
     uint8_t h2 = ctrl_h2(hash);
-    for (size_t d = skip; d <= p->max_probe; d++, g = (g + 1) & mask) {
+    for (size_t d = skip; d <= p->max_probe; d++, g = part_wrap(p, g + 1)) {
         __m128i ctrl = group_load(p->ctrl + g * GROUP);
         for (unsigned m = group_match(ctrl, h2); m; m &= m - 1) {
             size_t i = g * GROUP + (size_t)__builtin_ctz(m);
@@ -193,8 +199,8 @@ static size_t part_find(const struct kv_table_part *p, const char *key, size_t l
 
 /* Put e in the first free slot of its probe sequence; the caller ensured room. */
 static void part_place(struct kv_table_part *p, struct kv_entry *e, uint64_t hash) {
-    size_t mask = p->ngroups - 1, g = part_home(p, hash);
-    for (size_t d = 0;; d++, g = (g + 1) & mask) {
+    size_t g = part_home(p, hash);
+    for (size_t d = 0;; d++, g = part_wrap(p, g + 1)) {
         unsigned m = group_free(p->ctrl + g * GROUP);
         if (!m) continue;
         size_t i = g * GROUP + (size_t)__builtin_ctz(m);
@@ -300,13 +306,21 @@ static void resize_start(struct kv_table *t, size_t ngroups) {
     migrate_finish_if_drained(t);
 }
 
-/* cur is at its load limit: double it, or rehash at the same size when
+/* The next size up: 1, 2, 3, 4, 6, 8, 12, 16, ... groups, alternately 3/2
+ * and 4/3 of the last, so that a table sits between 7/12 and 7/8 full
+ * after growing rather than between 7/16 and 7/8 (doubling). */
+static size_t grown(size_t n) {
+    if (n < 2) return 2;
+    return (n & (n - 1)) ? n / 3 * 4 : n + n / 2;
+}
+
+/* cur is at its load limit: grow it, or rehash at the same size when
  * tombstones are over 3/8 of the load (delete-heavy churn must not grow the
  * table, and the rehash still leaves room for 3/8 of the limit in inserts). */
 static void grow(struct kv_table *t) {
     if (t->old.ngroups) migrate(t, SIZE_MAX);
     size_t n = t->cur.ngroups;
-    if (t->cur.used >= part_limit(&t->cur) / 8 * 5) n *= 2;
+    if (t->cur.used >= part_limit(&t->cur) / 8 * 5) n = grown(n);
     resize_start(t, n);
 }
 
@@ -395,18 +409,18 @@ bool table_step(struct kv_table *t) {
 static void part_scan(const struct kv_table_part *p, uint64_t lo, uint64_t hi,
                       table_visit_fn fn, void *ud) {
     if (!p->used) return;
-    size_t mask = p->ngroups - 1;
+    size_t last = p->ngroups - 1;
     size_t g_lo = part_home(p, lo);
-    size_t g_hi = hi ? part_home(p, hi - 1) : mask;
+    size_t g_hi = hi ? part_home(p, hi - 1) : last;
     size_t homes = g_hi - g_lo + 1;
     size_t span = homes + p->max_probe;
     if (span > p->ngroups) span = p->ngroups;
     bool aligned = part_group_start(p, g_lo) == lo &&
-                   (hi ? g_hi < mask && part_group_start(p, g_hi + 1) == hi : g_hi == mask);
-    bool clean = homes == p->ngroups || group_empty(p->ctrl + ((g_lo - 1) & mask) * GROUP);
+                   (hi ? g_hi < last && part_group_start(p, g_hi + 1) == hi : g_hi == last);
+    bool clean = homes == p->ngroups || group_empty(p->ctrl + (g_lo ? g_lo - 1 : last) * GROUP);
 
     for (size_t k = 0; k < span; k++) {
-        size_t g = (g_lo + k) & mask;
+        size_t g = part_wrap(p, g_lo + k);
         const uint8_t *ctrl = p->ctrl + g * GROUP;
         bool inside = aligned && clean && k < homes;
         for (unsigned m = group_full(ctrl); m; m &= m - 1) {
@@ -430,12 +444,11 @@ uint64_t table_scan(struct kv_table *t, uint64_t cursor, size_t count, table_vis
                     void *ud) {
     if (!table_size(t)) return 0;
     const struct kv_table_part *big = t->cur.ngroups >= t->old.ngroups ? &t->cur : &t->old;
-    unsigned bits = part_bits(big);
     uint64_t groups = count / GROUP + (count % GROUP != 0);
     if (!groups) groups = 1;
-    uint64_t first = bits ? cursor >> (64 - bits) : 0;
+    uint64_t first = part_home(big, cursor);
     uint64_t end = first + groups;
-    uint64_t next = (!bits || end >= big->ngroups) ? 0 : end << (64 - bits);
+    uint64_t next = end >= big->ngroups ? 0 : part_group_start(big, end);
     part_scan(&t->cur, cursor, next, fn, ud);
     part_scan(&t->old, cursor, next, fn, ud);
     return next;
@@ -458,12 +471,11 @@ struct kv_entry *table_random(struct kv_table *t, uint64_t r) {
         p = &t->old;
         first = t->migrate_pos;
     }
-    size_t mask = p->ngroups - 1;
     size_t start = first * GROUP + (size_t)(r % ((p->ngroups - first) * GROUP));
     size_t g = start / GROUP;
     unsigned m = group_full(p->ctrl + g * GROUP) & (0xFFFFu << (start % GROUP));
     while (!m) {
-        g = (g + 1) & mask;
+        g = part_wrap(p, g + 1);
         m = group_full(p->ctrl + g * GROUP);
     }
     return p->slots[g * GROUP + (size_t)__builtin_ctz(m)];

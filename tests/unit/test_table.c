@@ -411,9 +411,11 @@ static uint64_t churn(uint64_t live, uint64_t ops, size_t *groups, size_t *max_g
 static void test_tombstone_churn(void **state) {
     (void)state;
     size_t groups, max_groups;
-    /* 46% full: the table never grows, same-size rehashes clear tombstones. */
+    /* 61% full: one growth at most (a table just grown is over 5/8 of its
+     * limit, where a full one grows rather than rehashes), then same-size
+     * rehashes clear the tombstones. */
     uint64_t moved = churn(7500, 2500000, &groups, &max_groups);
-    assert_int_equal(max_groups, groups);
+    assert_true(2 * max_groups <= 3 * groups);
     assert_true(moved >= 2 * groups);
     /* 76% full: at most one doubling, then a steady state. */
     churn(100000, 1000000, &groups, &max_groups);
@@ -430,7 +432,7 @@ static void test_step_drains_migration(void **state) {
     uint64_t id = 0;
     while (t.cur.ngroups < 1024 || !t.old.ngroups) ins(&t, id++);
     size_t old_groups = t.old.ngroups, calls = 0;
-    assert_true(t.cur.ngroups == 2 * old_groups);
+    assert_true(t.cur.ngroups > old_groups && 2 * t.cur.ngroups <= 3 * old_groups);   /* 3/2 or 4/3 */
     while (step(&t)) calls++;
     assert_true(calls + 1 <= old_groups / STEP_BOUND + 1);
     assert_int_equal(t.old.ngroups, 0);
