@@ -102,6 +102,14 @@ bool scan_args_or_reply(struct cmd_ctx *c, int first, bool allow_type, struct sc
 bool scan_matches(const struct scan_args *a, struct slice s);
 /* The reply's frame: the next cursor, then an array of n elements follows. */
 void reply_scan_head(struct cmd_ctx *c, uint64_t cursor, size_t n);
+/* HSCAN and ZSCAN over a hashtable or skiplist gather as Redis's
+ * scanGenericCommand does: `step` (one call of the structure's cursor scan,
+ * appending element pointers to *found) runs over COUNT slots, at most 2^20,
+ * until COUNT elements are in, the cursor is back to 0, or 10 calls have
+ * passed on a sparse structure. Returns the next cursor. */
+typedef uint64_t (*scan_step_fn)(const void *obj, uint64_t cursor, size_t slots, struct rbuf *found);
+uint64_t scan_gather(const struct scan_args *a, const void *obj, scan_step_fn step, uint64_t cursor,
+                     struct rbuf *found);
 /* HRANDFIELD/ZRANDMEMBER key count [WITH<flag>]: argv[2] and argv[3]. */
 bool arg_rand_count_or_reply(struct cmd_ctx *c, const char *with_flag, long long *count, bool *with);
 /* Most samples a negative count may ask for: replies are built whole. */

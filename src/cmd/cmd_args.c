@@ -164,6 +164,16 @@ void reply_scan_head(struct cmd_ctx *c, uint64_t cursor, size_t n) {
     reply_array(&c->r, n);
 }
 
+uint64_t scan_gather(const struct scan_args *a, const void *obj, scan_step_fn step, uint64_t cursor,
+                     struct rbuf *found) {
+    size_t slots = a->count > 1 << 20 ? (size_t)1 << 20 : (size_t)a->count;
+    int calls = 10;
+    do {
+        cursor = step(obj, cursor, slots, found);
+    } while (cursor && --calls > 0 && found->len / sizeof(void *) < (unsigned long long)a->count);
+    return cursor;
+}
+
 bool arg_rand_count_or_reply(struct cmd_ctx *c, const char *with_flag, long long *count, bool *with) {
     if (!arg_ll_or_reply(c, c->argv[2], count)) return false;
     if (*count < -LLONG_MAX) {

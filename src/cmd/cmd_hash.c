@@ -442,6 +442,10 @@ static void scan_visit(void *ud, const struct hm_elem *e) {
     rbuf_append(ud, &e, sizeof e);
 }
 
+static uint64_t scan_step(const void *m, uint64_t cursor, size_t slots, struct rbuf *found) {
+    return hashmap_scan(m, cursor, slots, scan_visit, found);
+}
+
 static void cmd_hscan(struct cmd_ctx *c) {
     uint64_t cursor;
     struct scan_args sa;
@@ -482,14 +486,8 @@ static void cmd_hscan(struct cmd_ctx *c) {
         return;
     }
 
-    /* As Redis: stop once COUNT elements are gathered, or after a bounded
-     * number of calls when the table is sparse. */
     struct rbuf found = { 0 };
-    size_t step = sa.count > 1 << 20 ? (size_t)1 << 20 : (size_t)sa.count;
-    int budget = 10;
-    do {
-        cursor = hashmap_scan(m, cursor, step, scan_visit, &found);
-    } while (cursor && --budget > 0 && found.len / sizeof(void *) < (unsigned long long)sa.count);
+    cursor = scan_gather(&sa, m, scan_step, cursor, &found);
 
     const struct hm_elem **e = (const struct hm_elem **)found.buf;
     size_t n = found.len / sizeof *e, matched = 0;

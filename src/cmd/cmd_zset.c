@@ -756,6 +756,10 @@ static void scan_visit(void *ud, const struct zsl_node *n) {
     rbuf_append(ud, &n, sizeof n);
 }
 
+static uint64_t scan_step(const void *zs, uint64_t cursor, size_t slots, struct rbuf *found) {
+    return zsl_scan(zs, cursor, slots, scan_visit, found);
+}
+
 static void reply_score_text(struct cmd_ctx *c, double s) {
     char buf[64];
     reply_bulk(&c->r, buf, (size_t)d_to_str(buf, sizeof buf, s));
@@ -777,31 +781,24 @@ static void cmd_zscan(struct cmd_ctx *c) {
 
     struct zskiplist *zs = zset_zsl(z);
     if (!zs) {
-        /* A listpack is returned whole, with cursor 0, as Redis does. */
+        /* A listpack is returned whole, with cursor 0, as Redis does. The
+         * matches keep their positions: seeking each rank again would walk
+         * the listpack once per match. */
         size_t n = zset_len(z), matched = 0;
-        size_t *keep = rk_malloc((n ? n : 1) * sizeof *keep);
-        struct zset_it it;
-        size_t rank = 0;
-        for (zset_it_rank(&it, z, 0); it.valid; zset_it_next(&it), rank++) {
-            if (scan_matches(&sa, zset_it_member(&it)))
-                keep[matched++] = rank;
-        }
+        struct zset_it *all = lp_positions(z, n);
+        for (size_t i = 0; i < n; i++)
+            if (scan_matches(&sa, zset_it_member(&all[i]))) all[matched++] = all[i];
         reply_scan_head(c, 0, matched * 2);
         for (size_t i = 0; i < matched; i++) {
-            zset_it_rank(&it, z, keep[i]);
-            reply_bulk_slice(&c->r, zset_it_member(&it));
-            reply_score_text(c, zset_it_score_of(&it));
+            reply_bulk_slice(&c->r, zset_it_member(&all[i]));
+            reply_score_text(c, zset_it_score_of(&all[i]));
         }
-        free(keep);
+        free(all);
         return;
     }
 
     struct rbuf found = { 0 };
-    size_t step = sa.count > 1 << 20 ? (size_t)1 << 20 : (size_t)sa.count;
-    int budget = 10;
-    do {
-        cursor = zsl_scan(zs, cursor, step, scan_visit, &found);
-    } while (cursor && --budget > 0 && found.len / sizeof(void *) < (unsigned long long)sa.count);
+    cursor = scan_gather(&sa, zs, scan_step, cursor, &found);
 
     const struct zsl_node **nodes = (const struct zsl_node **)found.buf;
     size_t n = found.len / sizeof *nodes, matched = 0;
