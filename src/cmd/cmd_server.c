@@ -268,9 +268,11 @@ static void config_set_cmd(struct cmd_ctx *c) {
 static void reset_stats(void) {
     for (unsigned i = 0; i < srv.nworkers; i++) {
         struct worker *w = &srv.workers[i];
-        uint64_t connected = w->stats.connected;
+        struct worker_stats gauges = w->stats;
         memset(&w->stats, 0, sizeof w->stats);
-        w->stats.connected = connected;
+        w->stats.connected = gauges.connected;
+        w->stats.blocked_clients = gauges.blocked_clients;
+        w->stats.blocked_timeout = gauges.blocked_timeout;
         memset(&w->shard.stats, 0, sizeof w->shard.stats);
     }
 }
@@ -355,9 +357,10 @@ void cmd_info(struct cmd_ctx *c) {
     }
     if (section_wanted(c, "clients", true)) {
         P("# Clients\r\nconnected_clients:%ld\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
-          "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:0\r\n"
-          "tracking_clients:0\r\nclients_in_timeout_table:0\r\n\r\n",
-          atomic_load(&srv.connected), CONFIG_GET(maxclients));
+          "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:%llu\r\n"
+          "tracking_clients:0\r\nclients_in_timeout_table:%llu\r\n\r\n",
+          atomic_load(&srv.connected), CONFIG_GET(maxclients),
+          (unsigned long long)SUM_STAT(blocked_clients), (unsigned long long)SUM_STAT(blocked_timeout));
     }
     if (section_wanted(c, "memory", true)) {
         size_t rss = rss_bytes();

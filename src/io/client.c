@@ -104,7 +104,11 @@ static void unlink_shard_waiter(struct client *c) {
 static void unlink_blocked(struct client *c) {
     struct client **pp = &c->w->blocked;
     while (*pp && *pp != c) pp = &(*pp)->next_blocked;
-    if (*pp) *pp = c->next_blocked;
+    if (*pp) {
+        *pp = c->next_blocked;
+        c->w->stats.blocked_clients--;
+        if (c->block_deadline_ms != LLONG_MAX) c->w->stats.blocked_timeout--;
+    }
     c->next_blocked = NULL;
 }
 
@@ -520,6 +524,8 @@ void client_block(struct client *c, long long timeout_ms) {
     c->wait = WAIT_BLOCKED;
     c->next_blocked = c->w->blocked;
     c->w->blocked = c;
+    c->w->stats.blocked_clients++;
+    if (c->block_deadline_ms != LLONG_MAX) c->w->stats.blocked_timeout++;
 }
 
 void client_unblocked(struct client *c) {
