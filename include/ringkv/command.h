@@ -18,6 +18,7 @@ struct cmd_ctx;
 struct client;
 struct worker;
 struct shard;
+struct block_record;
 
 typedef void (*command_proc)(struct cmd_ctx *c);
 
@@ -76,6 +77,7 @@ struct cmd_ctx {
     long long now_ms;            /* cached clock of this loop iteration */
     struct rbuf *parts;          /* per-shard results of command.per_shard, by shard id */
     /* blocking commands (CMD_BLOCKING) */
+    const struct block_record *waiter;   /* in: who waits if it blocks (NULL: nobody) */
     bool block;                  /* out: nothing to serve, the client waits on its keys */
     bool timed_out;              /* in: the wait is over, reply the timeout reply */
     long long block_timeout_ms;  /* out: the wait's timeout (0 = forever) */

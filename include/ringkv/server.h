@@ -58,6 +58,7 @@ enum client_wait {
 #define CF_RECV_STOPPED   (1u << 6)   /* recv deliberately not armed (backpressure) */
 #define CF_AUTHED         (1u << 7)
 #define CF_CANCEL_SENT    (1u << 8)
+#define CF_RESUME_SCHEDULED (1u << 9) /* on w->resume_list */
 
 struct client {
     /* The first cache line holds what every command and every reply coming
@@ -84,6 +85,7 @@ struct client {
     size_t sent;
     uint64_t id;
     struct client *next_wait;      /* a wait list */
+    struct client *next_resume;    /* w->resume_list */
     char *name;
     char *lib_name, *lib_ver;
     long long ctime_ms, last_ms;
@@ -150,6 +152,7 @@ struct worker {
     uint32_t nfree;
     struct client *flush_list;
     struct client *shard_waiters, **shard_waiters_tail;   /* WAIT_SHARD, FIFO */
+    struct client *resume_list, **resume_tail;           /* clients to resume from the loop */
     /* messaging */
     struct xmsg *out_batch[RK_MAX_THREADS];   /* batch being filled per target */
     struct xmsg *free_batches[RK_MAX_THREADS];
@@ -202,47 +205,82 @@ static inline struct spsc_ring *ring_between(unsigned from, unsigned to) {
 /* worker.c */
 int server_start(void);
 void server_wait(void);
-void worker_wake(struct worker *w, unsigned target);
 
-/* client.c */
+/* client.c: the connection layer, the one writer of client state */
 struct client *client_new(struct worker *w, int fd);
 void client_close(struct client *c);
 void client_on_recv(struct client *c, const char *data, size_t len);
 void client_process_input(struct client *c);
 void client_resume(struct client *c);
+void clients_resume_scheduled(struct worker *w);
 void client_mark_flush(struct client *c);
 void client_flush_sends(struct worker *w);
 void client_on_send(struct client *c, int res);
 struct client *client_by_ref(struct worker *w, uint32_t idx, uint32_t gen);
+/* The client idx/gen if it is still there and not closing, else NULL. */
+struct client *client_live(struct worker *w, uint32_t idx, uint32_t gen);
 void client_wait_on_shard(struct client *c);
 size_t client_output_size(const struct client *c);
 void client_info_line(struct client *c, struct rbuf *out, long long now_ms);
 void client_cron(struct worker *w);
 
-/* dispatch.c */
-enum dispatch_result { DISPATCH_DONE, DISPATCH_WAIT };
-/* Run or route one parsed command. argv1_shard is the shard owning argv[1]
- * when the caller has computed it (the parse loop does, to prefetch only
- * local keys), or -1. */
-enum dispatch_result dispatch_command(struct client *c, int argc, struct slice *argv, int argv1_shard);
+/* xshard.c: forwarding and cross-shard transactions */
 
-/* xshard.c */
+/* Whom a forwarded command runs for: its reply goes back to client idx/gen
+ * of the sending thread, at position seq of its reply order. */
+struct fwd_origin {
+    uint32_t idx, gen, seq;
+    uint16_t db;
+    uint8_t resp;
+    bool drop;           /* CLIENT REPLY OFF/SKIP: run it, send nothing */
+};
+
+/* A command to run as a cross-shard transaction on behalf of a client. */
+struct tx_request {
+    uint32_t idx, gen;               /* the client, on the coordinating thread */
+    int db;
+    uint8_t resp;
+    bool drop;
+    const struct command *cmd;
+    uint64_t mask;                   /* shards to hold */
+    int argc;
+    struct slice *argv;              /* copied by tx_start */
+    /* CMD_BLOCKING: the command stays in the client's input until served */
+    bool blocking;
+    bool timed_out;                  /* the wait is over: reply the timeout reply */
+    struct block_record waiter;      /* who waits if it blocks */
+    size_t cmd_len;                  /* its bytes in the client's input */
+};
+
+/* What the transaction's command did. */
+struct tx_outcome {
+    struct rbuf reply;
+    bool blocked;                    /* blocking: nothing served, wait */
+    long long block_timeout_ms;
+};
+
 void xshard_send(struct worker *w, unsigned target, struct xmsg *m);
 void xshard_flush(struct worker *w);
 bool xshard_poll(struct worker *w);                  /* returns true if anything was processed */
 bool xshard_inbox_empty(struct worker *w);
-void tx_start(struct client *c, const struct command *cmd, uint64_t shard_mask, int argc, struct slice *argv, bool drop);
-/* A blocking command as a transaction: its bytes stay in the client's input
- * until it is served (then consumed) or blocks (then run again later). */
-void tx_start_blocking(struct client *c, const struct command *cmd, uint64_t shard_mask, int argc, struct slice *argv, bool drop);
-void forward_command(struct client *c, unsigned target, const struct command *cmd, int argc, struct slice *argv, bool drop);
+void tx_start(struct worker *w, const struct tx_request *req);
+void forward_command(struct worker *w, unsigned target, const struct command *cmd, int argc,
+                     struct slice *argv, const struct fwd_origin *o);
 static inline bool shard_is_held(struct worker *w) { return w->lock_holder != NULL; }
 
+/* What the messaging layer reports to the connection layer. */
+struct shard_reply { uint32_t seq, len; const char *p; };
+/* Replies to forwarded commands of client idx/gen, in request order. */
+void client_replies_ready(struct worker *w, uint32_t idx, uint32_t gen, const struct shard_reply *r, size_t n);
+/* Its transaction ran (the reply is copied). */
+void client_tx_done(struct worker *w, const struct tx_request *req, const struct tx_outcome *out);
+/* The local shard it waited for is free again. */
+void client_shard_free(struct client *c);
 
-
-/* client.c: blocking */
+/* blocking.c: blocking commands, the connection side */
 void client_block(struct client *c, long long timeout_ms);
 void client_unblocked(struct client *c);
+void client_unlink_blocked(struct client *c);
 void client_consume_pending(struct client *c, size_t len);
 void client_ready(struct worker *w, const struct block_record *r);
 void clients_wake_ready(struct worker *w);
@@ -251,9 +289,6 @@ void block_notify(struct cmd_ctx *c, const struct block_record *r);
 bool block_record_alive(struct cmd_ctx *c, const struct block_record *r);
 
 /* client.c: reply ordering */
-struct shard_reply { uint32_t seq, len; const char *p; };
-/* Replies to forwarded commands of c, in request order, back from a shard. */
-void client_replies_ready(struct client *c, const struct shard_reply *r, size_t n);
 uint32_t client_reserve_reply(struct client *c);
 bool client_replies_queued(const struct client *c);
 void client_queue_local_reply(struct client *c, size_t start_off);

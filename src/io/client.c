@@ -1,5 +1,9 @@
 /*
- * Client connections: input buffering, parsing, reply ordering and sends.
+ * Client connections: input buffering, parsing, acting on the router's
+ * verdict, reply ordering and sends. This layer (client.c and blocking.c) is
+ * the only writer of client state; the router (dispatch.c) only decides,
+ * and the messaging layer reports back through client_replies_ready and
+ * client_tx_done.
  *
  * Input is parsed straight out of the receive buffer the kernel filled. Only
  * when a frame is cut by the end of a buffer, or the client is paused
@@ -13,11 +17,18 @@
  * replies come back. One send per client is in flight at a time: c->out and
  * c->sending swap when it completes.
  *
+ * A client whose wait ends because of a message (its transaction finished,
+ * its forwarded replies are back, the shard it waited for was released) is
+ * not resumed there and then but scheduled, and resumed by the worker loop
+ * (clients_resume_scheduled): so no client's parse loop ever runs inside
+ * another's, or inside its own.
+ *
  * A client is freed only when no io_uring operation refers to it any more
  * (pending_ops == 0), so a late completion never touches freed memory.
  */
 #include "ringkv/server.h"
 #include "ringkv/config.h"
+#include "ringkv/dispatch.h"
 #include "ringkv/util.h"
 
 #include <arpa/inet.h>
@@ -101,22 +112,11 @@ static void unlink_shard_waiter(struct client *c) {
 
 /* Closing starts here: the socket is shut down so that outstanding
  * operations complete, and the memory goes when the last one has. */
-static void unlink_blocked(struct client *c) {
-    struct client **pp = &c->w->blocked;
-    while (*pp && *pp != c) pp = &(*pp)->next_blocked;
-    if (*pp) {
-        *pp = c->next_blocked;
-        c->w->stats.blocked_clients--;
-        if (c->block_deadline_ms != LLONG_MAX) c->w->stats.blocked_timeout--;
-    }
-    c->next_blocked = NULL;
-}
-
 void client_close(struct client *c) {
     if (c->flags & CF_CLOSING) return;
     c->flags |= CF_CLOSING;
     if (c->wait == WAIT_SHARD) unlink_shard_waiter(c);
-    if (c->wait == WAIT_BLOCKED) unlink_blocked(c);
+    if (c->wait == WAIT_BLOCKED) client_unlink_blocked(c);
     c->wait = WAIT_NONE;
     shutdown(c->fd, SHUT_RDWR);
     if (c->flags & CF_RECV_ARMED) worker_cancel_recv(c);
@@ -128,7 +128,7 @@ void client_close(struct client *c) {
 void client_free_now(struct client *c) {
     struct worker *w = c->w;
     if (c->wait == WAIT_SHARD) unlink_shard_waiter(c);
-    if (c->wait == WAIT_BLOCKED) unlink_blocked(c);
+    if (c->wait == WAIT_BLOCKED) client_unlink_blocked(c);
     close(c->fd);
     w->clients[c->idx] = NULL;
     w->free_idx[w->nfree++] = c->idx;
@@ -148,10 +148,10 @@ void client_free_now(struct client *c) {
     free(c);
 }
 
-/* A client on the flush list must not be freed under it; client_flush_sends
- * frees closing clients it meets. */
+/* A client on the flush or resume list must not be freed under it; the
+ * lists' walks free closing clients they meet. */
 void client_maybe_free(struct client *c) {
-    if ((c->flags & CF_CLOSING) && c->pending_ops == 0 && !(c->flags & CF_IN_FLUSH_LIST))
+    if ((c->flags & CF_CLOSING) && c->pending_ops == 0 && !(c->flags & (CF_IN_FLUSH_LIST | CF_RESUME_SCHEDULED)))
         client_free_now(c);
 }
 
@@ -173,6 +173,215 @@ static void protocol_error(struct client *c, const char *msg) {
     reply_errorf(&r, "ERR %s", msg);
     c->flags |= CF_CLOSE_AFTER;
     client_mark_flush(c);
+}
+
+/* ---- acting on the router's verdict ---- */
+
+/* Forwarded commands a client may have out before it waits for replies:
+ * bounds the replies that can pile up for a client that does not read. */
+#define MAX_INFLIGHT 128
+
+enum exec_result { EXEC_DONE, EXEC_WAIT };
+
+/* Where a reply written now goes: straight out, or behind replies still
+ * out on other shards. */
+static struct rbuf *reply_target(struct client *c, bool *queued) {
+    *queued = client_replies_queued(c);
+    return *queued ? &c->rq->bytes : &c->out;
+}
+
+/* A reply written from `start` takes its turn in request order, or is cut
+ * (CLIENT REPLY OFF/SKIP). */
+static void reply_written(struct client *c, struct rbuf *out, size_t start, bool queued, bool drop) {
+    if (drop) out->len = start;
+    else if (queued) client_queue_local_reply(c, start);
+    client_mark_flush(c);
+}
+
+/* Errors found before a command runs still take their turn in reply order. */
+static void reply_route_error(struct client *c, const struct route *rt, int argc, struct slice *argv) {
+    bool queued;
+    struct rbuf *out = reply_target(c, &queued);
+    size_t start = out->len;
+    struct reply r = { out, c->resp };
+    dispatch_reply_error(&r, rt, argc, argv);
+    reply_written(c, out, start, queued, c->reply_off || c->reply_skip);
+    c->reply_skip = 0;
+}
+
+/* The identity a blocking command registers on its keys. */
+static struct block_record waiter_of(const struct client *c) {
+    return (struct block_record){ c->w->id, c->idx, c->gen, c->block_seq };
+}
+
+/* Run on this thread. A blocking command that found nothing to serve
+ * leaves no reply and makes the client wait: false. */
+static bool run_local(struct client *c, const struct command *cmd, int argc, struct slice *argv, bool drop) {
+    bool queued;
+    struct rbuf *out = reply_target(c, &queued);
+    size_t start = out->len;
+    struct cmd_ctx ctx;
+    ctx_init(&ctx, c->w, cmd, argc, argv, c->db, c->resp, out);
+    ctx.client = c;
+    struct block_record self;
+    if (RK_UNLIKELY(cmd->flags & CMD_BLOCKING)) {
+        self = waiter_of(c);
+        ctx.waiter = &self;
+        ctx.timed_out = c->block_timed_out;
+    }
+    cmd->proc(&ctx);
+    if (RK_UNLIKELY(ctx.block)) {
+        out->len = start;
+        client_block(c, ctx.block_timeout_ms);
+        return false;
+    }
+    reply_written(c, out, start, queued, drop);
+    return true;
+}
+
+static void start_tx(struct client *c, const struct command *cmd, uint64_t mask, int argc,
+                     struct slice *argv, bool drop, bool blocking) {
+    struct tx_request req = {
+        .idx = c->idx, .gen = c->gen, .db = c->db, .resp = c->resp, .drop = drop,
+        .cmd = cmd, .mask = mask, .argc = argc, .argv = argv,
+    };
+    if (blocking) {
+        req.blocking = true;
+        req.waiter = waiter_of(c);
+        req.timed_out = c->block_timed_out;
+        req.cmd_len = c->cur_cmd_len;
+    }
+    c->wait = WAIT_TX;
+    tx_start(c->w, &req);
+}
+
+/*
+ * Blocking commands run with all their keys held and are never forwarded:
+ * locally, or as a transaction that leaves the command in the client's
+ * input until it is served. Each attempt has its own sequence number, so
+ * waiter records of an earlier attempt are recognised as stale.
+ */
+static enum exec_result exec_blocking(struct client *c, const struct route *rt, int argc,
+                                      struct slice *argv, bool drop) {
+    if (c->inflight) {
+        c->wait = WAIT_FORWARDS;
+        return EXEC_WAIT;
+    }
+    c->block_seq++;
+    if (rt->kind == ROUTE_LOCAL) {
+        if (shard_is_held(c->w)) {
+            client_wait_on_shard(c);
+            return EXEC_WAIT;
+        }
+        if (!run_local(c, rt->cmd, argc, argv, drop)) return EXEC_WAIT;
+        client_unblocked(c);
+        return EXEC_DONE;
+    }
+    start_tx(c, rt->cmd, rt->mask, argc, argv, drop, true);
+    return EXEC_WAIT;
+}
+
+/* A command that cannot run yet runs again when the client resumes: a
+ * pending CLIENT REPLY SKIP must then still apply to it. */
+static void skip_when_rerun(struct client *c, bool drop) {
+    if (drop && !c->reply_off) c->reply_skip = 1;
+}
+
+static enum exec_result execute(struct client *c, int argc, struct slice *argv, int argv1_shard) {
+    struct worker *w = c->w;
+    struct route rt;
+    const struct route_env env = { w->id, srv.nworkers };
+    dispatch_route(&rt, argc, argv, c->flags & CF_AUTHED, &env, argv1_shard);
+    if (RK_UNLIKELY(route_is_error(&rt))) {
+        reply_route_error(c, &rt, argc, argv);
+        return EXEC_DONE;
+    }
+    const struct command *cmd = rt.cmd;
+    w->stats.commands++;
+    c->last_cmd = cmd->name;
+    c->last_ms = w->now_ms;
+    /* CLIENT REPLY itself decides whether it answers */
+    bool drop = (c->reply_off || c->reply_skip) && strcmp(cmd->name, "client|reply") != 0;
+    c->reply_skip = 0;
+    if (RK_UNLIKELY(cmd->flags & CMD_BLOCKING)) return exec_blocking(c, &rt, argc, argv, drop);
+
+    switch (rt.kind) {
+    case ROUTE_LOCAL:
+        if (rt.keyspace && shard_is_held(w)) {
+            skip_when_rerun(c, drop);
+            client_wait_on_shard(c);
+            return EXEC_WAIT;
+        }
+        run_local(c, cmd, argc, argv, drop);
+        return EXEC_DONE;
+    case ROUTE_FORWARD: {
+        const struct fwd_origin o = { c->idx, c->gen, client_reserve_reply(c), (uint16_t)c->db, c->resp, drop };
+        forward_command(w, rt.target, cmd, argc, argv, &o);
+        /* bound the replies a client can have coming back at once */
+        if (++c->inflight >= MAX_INFLIGHT) c->wait = WAIT_FORWARDS;
+        return EXEC_DONE;
+    }
+    default:
+        /* A transaction must not overtake this client's commands still out
+         * on other shards: wait for their replies first. */
+        if (c->inflight) {
+            c->wait = WAIT_FORWARDS;
+            skip_when_rerun(c, drop);
+            return EXEC_WAIT;
+        }
+        start_tx(c, cmd, rt.mask, argc, argv, drop, false);
+        return EXEC_DONE;
+    }
+}
+
+/* ---- resuming ---- */
+
+/* Resume c from the worker loop rather than from the caller's stack. */
+static void schedule_resume(struct client *c) {
+    if (c->flags & CF_RESUME_SCHEDULED) return;
+    c->flags |= CF_RESUME_SCHEDULED;
+    c->next_resume = NULL;
+    *c->w->resume_tail = c;
+    c->w->resume_tail = &c->next_resume;
+}
+
+void clients_resume_scheduled(struct worker *w) {
+    while (w->resume_list) {
+        struct client *c = w->resume_list;
+        w->resume_list = c->next_resume;
+        if (!w->resume_list) w->resume_tail = &w->resume_list;
+        c->flags &= ~CF_RESUME_SCHEDULED;
+        client_resume(c);
+        client_maybe_free(c);
+    }
+}
+
+struct client *client_live(struct worker *w, uint32_t idx, uint32_t gen) {
+    struct client *c = client_by_ref(w, idx, gen);
+    return c && !(c->flags & CF_CLOSING) ? c : NULL;
+}
+
+/* The client's cross-shard transaction ran: its reply, and for a blocking
+ * command whether it was served (its bytes are consumed) or must wait. */
+void client_tx_done(struct worker *w, const struct tx_request *req, const struct tx_outcome *out) {
+    struct client *c = client_live(w, req->idx, req->gen);
+    if (!c) return;
+    if (!req->drop) rbuf_append(&c->out, out->reply.buf, out->reply.len);
+    client_mark_flush(c);
+    if (req->blocking) {
+        if (out->blocked) {
+            client_block(c, out->block_timeout_ms);
+            return;
+        }
+        client_consume_pending(c, req->cmd_len);
+        client_unblocked(c);
+    }
+    schedule_resume(c);
+}
+
+/* The shard a client waited for is free again. */
+void client_shard_free(struct client *c) {
+    schedule_resume(c);
 }
 
 /*
@@ -251,7 +460,7 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
             if (window_pos[i] >= 0) key_prefetch_step(&kp, (size_t)window_pos[i]);
             c->cur_cmd_len = cmds[i].end - off;
             if (cmds[i].argc &&
-                dispatch_command(c, (int)cmds[i].argc, argv + cmds[i].argv_at, shard1[i]) == DISPATCH_WAIT)
+                execute(c, (int)cmds[i].argc, argv + cmds[i].argv_at, shard1[i]) == EXEC_WAIT)
                 return off;
             off = cmds[i].end;
             c->in_need = 0;
@@ -358,7 +567,9 @@ static inline void rq_pop_head(struct reply_queue *q) {
  * queued reply that is ready or the next one returning, until an item that
  * is still out elsewhere (only with three or more shards); returning
  * replies behind it wait in the queue's bytes. */
-void client_replies_ready(struct client *c, const struct shard_reply *r, size_t n) {
+void client_replies_ready(struct worker *w, uint32_t idx, uint32_t gen, const struct shard_reply *r, size_t n) {
+    struct client *c = client_live(w, idx, gen);
+    if (!c) return;
     struct reply_queue *q = c->rq;
     size_t k = 0;
     while (q->count) {
@@ -383,7 +594,7 @@ void client_replies_ready(struct client *c, const struct shard_reply *r, size_t 
     if (q->count == 0) q->bytes.len = 0;
     c->inflight -= (uint32_t)n;
     client_mark_flush(c);
-    if (c->inflight == 0 && c->wait == WAIT_FORWARDS) client_resume(c);
+    if (c->inflight == 0 && c->wait == WAIT_FORWARDS) schedule_resume(c);
 }
 
 /* Reserve the next position in request order; returns its sequence number. */
@@ -510,92 +721,3 @@ void client_cron(struct worker *w) {
     }
 }
 
-/* ---- blocking commands ----
- *
- * A blocked client keeps its command unconsumed in c->in and waits on
- * w->blocked. It runs the command again when a shard says one of its keys
- * may serve it (client_ready) or when its deadline passes (then with
- * block_timed_out set, so the command replies its timeout reply). Waking
- * always happens at the top of the loop, never inside another command. */
-
-void client_block(struct client *c, long long timeout_ms) {
-    if (c->block_deadline_ms == 0)
-        c->block_deadline_ms = timeout_ms > 0 ? c->w->now_ms + timeout_ms : LLONG_MAX;
-    c->wait = WAIT_BLOCKED;
-    c->next_blocked = c->w->blocked;
-    c->w->blocked = c;
-    c->w->stats.blocked_clients++;
-    if (c->block_deadline_ms != LLONG_MAX) c->w->stats.blocked_timeout++;
-}
-
-void client_unblocked(struct client *c) {
-    c->block_deadline_ms = 0;
-    c->block_timed_out = false;
-}
-
-/* The command at the front of the pending input was served: drop its bytes. */
-void client_consume_pending(struct client *c, size_t len) {
-    c->in_off += len;
-    if (c->in_off >= c->in.len) c->in.len = c->in_off = 0;
-}
-
-void client_ready(struct worker *w, const struct block_record *r) {
-    struct client *c = client_by_ref(w, r->idx, r->gen);
-    if (!c || (c->flags & CF_CLOSING) || c->wait != WAIT_BLOCKED || c->block_seq != r->seq) return;
-    unlink_blocked(c);
-    client_resume(c);
-}
-
-/* A shard's command found waiters of a key: wake them where they live. */
-void block_notify(struct cmd_ctx *c, const struct block_record *r) {
-    struct worker *w = c->worker;
-    if (r->worker == w->id) {
-        rbuf_append(&w->ready, r, sizeof *r);
-        return;
-    }
-    struct xmsg *m = rk_calloc(1, sizeof *m);
-    m->type = XM_READY;
-    m->from = (uint8_t)w->id;
-    m->ready = *r;
-    xshard_send(w, r->worker, m);
-}
-
-void clients_wake_ready(struct worker *w) {
-    while (w->ready.len) {
-        /* waking may queue more: take the batch first */
-        struct rbuf batch = w->ready;
-        w->ready = (struct rbuf){0};
-        for (size_t off = 0; off + sizeof(struct block_record) <= batch.len; off += sizeof(struct block_record)) {
-            struct block_record r;
-            memcpy(&r, batch.buf + off, sizeof r);
-            client_ready(w, &r);
-        }
-        rbuf_free(&batch);
-    }
-}
-
-long long clients_block_cron(struct worker *w) {
-    long long next = LLONG_MAX;
-    for (;;) {
-        struct client *expired = NULL;
-        for (struct client *c = w->blocked; c; c = c->next_blocked) {
-            if (c->block_deadline_ms <= w->now_ms) { expired = c; break; }
-            if (c->block_deadline_ms < next) next = c->block_deadline_ms;
-        }
-        if (!expired) return next;
-        unlink_blocked(expired);
-        expired->block_timed_out = true;
-        client_resume(expired);
-        next = LLONG_MAX;   /* the list changed: look again */
-    }
-}
-
-/* A waiter record of one of our clients is dead once that client no longer
- * waits in that attempt; records of other threads' clients are left alone. */
-bool block_record_alive(struct cmd_ctx *ctx, const struct block_record *r) {
-    struct worker *w = ctx->worker;
-    if (r->worker != w->id) return true;
-    struct client *c = client_by_ref(w, r->idx, r->gen);
-    return c && !(c->flags & CF_CLOSING) && c->block_seq == r->seq &&
-           (c->wait == WAIT_BLOCKED || c->wait == WAIT_TX);
-}

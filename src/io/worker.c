@@ -388,6 +388,7 @@ static void *worker_main(void *arg) {
         clients_wake_ready(w);
         w->next_deadline_ms = w->blocked ? clients_block_cron(w) : LLONG_MAX;
         worker_cron(w);
+        clients_resume_scheduled(w);
         xshard_flush(w);
         client_flush_sends(w);
         uint64_t work = w->stats.commands + w->stats.forwarded_in - work0;
@@ -455,6 +456,7 @@ int server_start(void) {
         shard_init(&w->shard, i, (unsigned)rk_config.databases);
         resp_parser_init(&w->parser, rk_config.proto_max_bulk_len);
         w->shard_waiters_tail = &w->shard_waiters;
+        w->resume_tail = &w->resume_list;
         w->lock_queue_tail = &w->lock_queue;
         w->deferred_tail = &w->deferred;
         w->overflow_tail = &w->overflow;

@@ -50,19 +50,10 @@ struct rep_hdr {
 
 struct tx {
     struct worker *coord;
-    const struct command *cmd;
-    uint32_t cidx, cgen;
-    uint64_t mask, held;
-    int db;
-    uint8_t resp;
-    int argc;
-    struct slice *argv;
+    struct tx_request req;   /* argv points into argbuf */
+    uint64_t held;
     char *argbuf;
     struct rbuf *parts;
-    bool drop;
-    bool blocking;       /* CMD_BLOCKING: the command stays in the client's input until served */
-    size_t cmd_len;
-    bool starting;       /* still inside tx_start(): the client's parse loop is on the stack */
 };
 
 /* ---- sending ---- */
@@ -145,8 +136,8 @@ static struct xmsg *batch_for(struct worker *w, unsigned target) {
     return m;
 }
 
-void forward_command(struct client *c, unsigned target, const struct command *cmd, int argc, struct slice *argv, bool drop) {
-    struct worker *w = c->w;
+void forward_command(struct worker *w, unsigned target, const struct command *cmd, int argc,
+                     struct slice *argv, const struct fwd_origin *o) {
     struct xmsg *m = batch_for(w, target);
     size_t bytes = sizeof(struct fwd_hdr);
     for (int i = 0; i < argc; i++) bytes += 4 + argv[i].len;
@@ -154,15 +145,13 @@ void forward_command(struct client *c, unsigned target, const struct command *cm
     /* Field by field into the batch: building the header on the stack and
      * copying it whole makes the CPU reload narrow stores as one wide load,
      * which stalls store forwarding on every forwarded command. */
-    uint32_t seq = client_reserve_reply(c);
-    uint16_t db = (uint16_t)c->db;
-    uint8_t drop8 = drop;
+    uint8_t drop8 = o->drop;
     uint32_t argc32 = (uint32_t)argc;
-    memcpy(p + offsetof(struct fwd_hdr, idx), &c->idx, sizeof c->idx);
-    memcpy(p + offsetof(struct fwd_hdr, gen), &c->gen, sizeof c->gen);
-    memcpy(p + offsetof(struct fwd_hdr, seq), &seq, 4);
-    memcpy(p + offsetof(struct fwd_hdr, db), &db, 2);
-    memcpy(p + offsetof(struct fwd_hdr, resp), &c->resp, 1);
+    memcpy(p + offsetof(struct fwd_hdr, idx), &o->idx, 4);
+    memcpy(p + offsetof(struct fwd_hdr, gen), &o->gen, 4);
+    memcpy(p + offsetof(struct fwd_hdr, seq), &o->seq, 4);
+    memcpy(p + offsetof(struct fwd_hdr, db), &o->db, 2);
+    memcpy(p + offsetof(struct fwd_hdr, resp), &o->resp, 1);
     memcpy(p + offsetof(struct fwd_hdr, drop), &drop8, 1);
     memcpy(p + offsetof(struct fwd_hdr, cmd), &cmd, sizeof cmd);
     memcpy(p + offsetof(struct fwd_hdr, argc), &argc32, 4);
@@ -175,7 +164,6 @@ void forward_command(struct client *c, unsigned target, const struct command *cm
     }
     m->req.len += bytes;
     m->ncmds++;
-    c->inflight++;
     w->stats.forwarded_out++;
 }
 
@@ -259,11 +247,6 @@ static void execute_batch(struct worker *w, struct xmsg *m) {
  * at once (looked up once, merged in one pass). */
 #define REPLY_RUN_MAX 64
 
-static void hand_over(struct worker *w, uint32_t idx, uint32_t gen, const struct shard_reply *run, size_t n) {
-    struct client *c = client_by_ref(w, idx, gen);
-    if (c && !(c->flags & CF_CLOSING)) client_replies_ready(c, run, n);
-}
-
 static void collect_replies(struct worker *w, struct xmsg *m) {
     const char *p = m->rep.buf, *end = m->rep.buf + m->rep.len;
     struct shard_reply run[REPLY_RUN_MAX];
@@ -274,7 +257,7 @@ static void collect_replies(struct worker *w, struct xmsg *m) {
         memcpy(&rh, p, sizeof rh);
         p += sizeof rh;
         if (n && (rh.idx != idx || rh.gen != gen || n == REPLY_RUN_MAX)) {
-            hand_over(w, idx, gen, run, n);
+            client_replies_ready(w, idx, gen, run, n);
             n = 0;
         }
         idx = rh.idx;
@@ -282,7 +265,7 @@ static void collect_replies(struct worker *w, struct xmsg *m) {
         run[n++] = (struct shard_reply){ rh.seq, rh.len, p };
         p += rh.len;
     }
-    if (n) hand_over(w, idx, gen, run, n);
+    if (n) client_replies_ready(w, idx, gen, run, n);
     if (m->req.cap > KEEP_BATCH_BYTES) rbuf_free(&m->req);
     if (m->rep.cap > KEEP_BATCH_BYTES) rbuf_free(&m->rep);
     m->next = w->free_batches[m->shard];   /* m->to is us now: it came back */
@@ -298,11 +281,11 @@ static void shard_released(struct worker *w);
  * LIST gathering this thread's clients) runs here, on the owning thread. */
 static void grant(struct worker *w, struct tx *tx) {
     w->lock_holder = tx;
-    if (tx->cmd->per_shard) {
+    if (tx->req.cmd->per_shard) {
         struct cmd_ctx ctx;
-        ctx_init(&ctx, w, tx->cmd, tx->argc, tx->argv, tx->db, tx->resp, &tx->parts[w->id]);
-        if (tx->coord == w) ctx.client = client_by_ref(w, tx->cidx, tx->cgen);
-        tx->cmd->per_shard(&ctx);
+        ctx_init(&ctx, w, tx->req.cmd, tx->req.argc, tx->req.argv, tx->req.db, tx->req.resp, &tx->parts[w->id]);
+        if (tx->coord == w) ctx.client = client_live(w, tx->req.idx, tx->req.gen);
+        tx->req.cmd->per_shard(&ctx);
     }
 }
 
@@ -358,76 +341,66 @@ static void shard_released(struct worker *w) {
         struct client *next = c->next_wait;
         c->next_wait = NULL;
         if (w->lock_holder) client_wait_on_shard(c);   /* taken again meanwhile */
-        else client_resume(c);
+        else client_shard_free(c);
         c = next;
     }
 }
 
 /* ---- transactions ---- */
 
-static struct tx *tx_new(struct client *c, const struct command *cmd, uint64_t mask, int argc, struct slice *argv, bool drop);
-
-void tx_start(struct client *c, const struct command *cmd, uint64_t mask, int argc, struct slice *argv, bool drop) {
-    struct tx *tx = tx_new(c, cmd, mask, argc, argv, drop);
-    tx->starting = true;
-    tx_continue(tx);   /* may finish (and free tx) at once when every shard was free */
-}
-
-void tx_start_blocking(struct client *c, const struct command *cmd, uint64_t mask, int argc, struct slice *argv, bool drop) {
-    struct tx *tx = tx_new(c, cmd, mask, argc, argv, drop);
-    tx->blocking = true;
-    tx->cmd_len = c->cur_cmd_len;
-    tx_continue(tx);
-}
-
-static struct tx *tx_new(struct client *c, const struct command *cmd, uint64_t mask, int argc, struct slice *argv, bool drop) {
-    struct worker *w = c->w;
+/* The transaction keeps its own copy of the arguments: the client's input
+ * moves on (or goes away) while the shards are being acquired. */
+void tx_start(struct worker *w, const struct tx_request *req) {
     struct tx *tx = rk_calloc(1, sizeof *tx);
+    tx->req = *req;
     size_t bytes = 0;
-    for (int i = 0; i < argc; i++) bytes += argv[i].len;
+    for (int i = 0; i < req->argc; i++) bytes += req->argv[i].len;
     tx->argbuf = rk_malloc(bytes ? bytes : 1);
-    tx->argv = rk_malloc((size_t)argc * sizeof *tx->argv);
+    tx->req.argv = rk_malloc((size_t)req->argc * sizeof *tx->req.argv);
     char *p = tx->argbuf;
-    for (int i = 0; i < argc; i++) {
-        memcpy(p, argv[i].ptr, argv[i].len);
-        tx->argv[i] = (struct slice){ p, argv[i].len };
-        p += argv[i].len;
+    for (int i = 0; i < req->argc; i++) {
+        memcpy(p, req->argv[i].ptr, req->argv[i].len);
+        tx->req.argv[i] = (struct slice){ p, req->argv[i].len };
+        p += req->argv[i].len;
     }
-    tx->argc = argc;
     tx->coord = w;
-    tx->cmd = cmd;
-    tx->cidx = c->idx;
-    tx->cgen = c->gen;
-    tx->mask = mask;
-    tx->db = c->db;
-    tx->resp = c->resp;
-    tx->drop = drop;
-    if (cmd->per_shard) tx->parts = rk_calloc(srv.nworkers, sizeof *tx->parts);
-    c->wait = WAIT_TX;
+    if (req->cmd->per_shard) tx->parts = rk_calloc(srv.nworkers, sizeof *tx->parts);
     w->stats.tx_started++;
-    return tx;
+    tx_continue(tx);   /* may finish at once when every shard was free */
 }
 
+static void tx_free(struct tx *tx) {
+    if (tx->parts) {
+        for (unsigned i = 0; i < srv.nworkers; i++) rbuf_free(&tx->parts[i]);
+        free(tx->parts);
+    }
+    free(tx->req.argv);
+    free(tx->argbuf);
+    free(tx);
+}
+
+/* Every shard is held: run the command once over all of them, release
+ * them, and report to the client. A blocking command of a client that has
+ * gone does not run: it would take data for nobody. */
 static void tx_finish(struct tx *tx) {
     struct worker *w = tx->coord;
-    struct client *c = client_by_ref(w, tx->cidx, tx->cgen);
-    if (c && (c->flags & CF_CLOSING)) c = NULL;
-    struct rbuf sink = {0};
-    struct rbuf *out = c && !tx->drop ? &c->out : &sink;
+    struct tx_request *req = &tx->req;
+    struct client *c = client_live(w, req->idx, req->gen);
+    struct tx_outcome out = { {0}, false, 0 };
     struct cmd_ctx ctx;
-    ctx_init(&ctx, w, tx->cmd, tx->argc, tx->argv, tx->db, tx->resp, out);
+    ctx_init(&ctx, w, req->cmd, req->argc, req->argv, req->db, req->resp, &out.reply);
     ctx.multi = true;
     ctx.client = c;
     ctx.parts = tx->parts;
-    ctx.now_ms = w->now_ms;
-    ctx.timed_out = c && c->block_timed_out;
-    size_t start = out->len;
-    /* A blocking command of a client that has gone must not run: it would
-     * take data for nobody (and has nobody to block). */
-    if (c || !tx->blocking) tx->cmd->proc(&ctx);
-    if (ctx.block) out->len = start;
+    if (req->blocking) {
+        ctx.waiter = &req->waiter;
+        ctx.timed_out = req->timed_out;
+    }
+    if (c || !req->blocking) req->cmd->proc(&ctx);
     rk_arena = &w->shard.arena;   /* db.c pointed it at the shards the command touched */
-    rbuf_free(&sink);
+    out.blocked = ctx.block;
+    out.block_timeout_ms = ctx.block_timeout_ms;
+    if (ctx.block) out.reply.len = 0;
 
     uint64_t others = tx->held & ~(1ull << w->id);
     while (others) {
@@ -440,52 +413,27 @@ static void tx_finish(struct tx *tx) {
         xshard_send(w, s, m);
     }
     bool own = tx->held & (1ull << w->id);
-    bool starting = tx->starting;
-    bool blocking = tx->blocking;
-    size_t cmd_len = tx->cmd_len;
-    if (tx->parts) {
-        for (unsigned i = 0; i < srv.nworkers; i++) rbuf_free(&tx->parts[i]);
-        free(tx->parts);
-    }
-    free(tx->argv);
-    free(tx->argbuf);
-    free(tx);
+    if (c) client_tx_done(w, req, &out);
+    rbuf_free(&out.reply);
+    tx_free(tx);
     if (own) unlock(w);
-    if (c && blocking) {
-        client_mark_flush(c);
-        if (ctx.block) {
-            client_block(c, ctx.block_timeout_ms);
-        } else {
-            client_consume_pending(c, cmd_len);
-            client_unblocked(c);
-            client_resume(c);
-        }
-    } else if (c) {
-        client_mark_flush(c);
-        /* Done at once: the parse loop that started it carries on by itself;
-         * resuming here would parse the same input a second time. */
-        if (starting) c->wait = WAIT_NONE;
-        else client_resume(c);
-    }
 }
 
 /* Take the next shard in ascending order; run once all are held. */
 static void tx_continue(struct tx *tx) {
     struct worker *w = tx->coord;
-    while (tx->held != tx->mask) {
-        unsigned s = (unsigned)__builtin_ctzll(tx->mask & ~tx->held);
+    while (tx->held != tx->req.mask) {
+        unsigned s = (unsigned)__builtin_ctzll(tx->req.mask & ~tx->held);
         struct xmsg *m = rk_calloc(1, sizeof *m);
         m->type = XM_LOCK;
         m->from = (uint8_t)w->id;
         m->shard = (uint8_t)s;
         m->tx = tx;
         if (s != w->id) {
-            tx->starting = false;
             xshard_send(w, s, m);
             return;
         }
         if (w->lock_holder || w->lock_queue) {
-            tx->starting = false;
             lock_enqueue(w, m);
             return;
         }
