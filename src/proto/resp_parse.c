@@ -26,10 +26,11 @@
  *     a count <= 0 is an empty request, as are blank inline lines;
  *   - "too big ... count string" / "too big inline request" fire only when
  *     no line end is found and more than 64KB are buffered.
- * One deliberate difference: Redis scans header lines with strchr(), so a NUL
- * byte there makes it wait for more data forever (until the 64KB limit); here
- * a NUL is just a byte that makes the number invalid. An inline line is cut
- * at its first NUL, which is what sdssplitargs() sees in Redis.
+ *   - Redis looks for line ends with strchr() on its NUL-terminated query
+ *     buffer, so a NUL byte before the '\r' of a header, or before the '\n'
+ *     of an inline line, hides the line end: it waits for more input until
+ *     64KB are buffered, then fails with "too big ...". Here a line end
+ *     counts only when no NUL comes before it (line_end()).
  */
 #include "ringkv/resp.h"
 #include "ringkv/util.h"
@@ -115,12 +116,19 @@ static inline bool fast_header(const char *buf, size_t len, size_t pos,
     return true;
 }
 
+/* What strchr(s, c) finds in Redis's query buffer: the first c, unless a
+ * NUL comes first (NULL then, as when there is no c at all). */
+static const char *line_end(const char *s, size_t n, char c) {
+    const char *e = memchr(s, c, n);
+    return e && memchr(s, '\0', (size_t)(e - s)) ? NULL : e;
+}
+
 /* Redis's line rule for headers: the first '\r' from the start of the
  * header, and at least one byte after it. Returns 1 with *nl set, 0 if more
  * bytes are needed, -1 if over 64KB are buffered without a '\r'. */
 static int find_line(const char *buf, size_t len, size_t pos, const char **nl) {
     size_t avail = len - pos;
-    const char *r = memchr(buf + pos, '\r', avail);
+    const char *r = line_end(buf + pos, avail, '\r');
     if (r == NULL)
         return avail > RESP_INLINE_MAX ? -1 : 0;
     if ((size_t)(r - (buf + pos)) + 2 > avail)
@@ -308,19 +316,19 @@ static bool split_line(struct resp_parser *p, const char *s, const char *end) {
     }
 }
 
+/* A NUL before the first '\n' hides it for good (line_end): nothing can
+ * happen until the 64KB rule fires, so the caller may wait for that. */
 static enum resp_status parse_inline(struct resp_parser *p, const char *buf,
                                      size_t len, size_t *consumed) {
-    const char *nl = memchr(buf, '\n', len);
+    const char *nl = line_end(buf, len, '\n');
     if (nl == NULL) {
         if (len > RESP_INLINE_MAX)
             return fail(p, "Protocol error: too big inline request");
-        return incomplete(p, 0);
+        return incomplete(p, memchr(buf, '\0', len) ? RESP_INLINE_MAX + 1 : 0);
     }
 
     size_t linelen = (size_t)(nl - buf);
     if (linelen && buf[linelen - 1] == '\r') linelen--;
-    const char *nul = memchr(buf, '\0', linelen);
-    if (nul != NULL) linelen = (size_t)(nul - buf);
 
     p->argc = 0;
     if (!split_line(p, buf, buf + linelen))
