@@ -38,6 +38,40 @@ typedef void (*command_proc)(struct cmd_ctx *c);
 #define CMD_MOVABLEKEYS (1u << 12) /* key positions depend on arguments: keys_fn decides */
 #define CMD_SENTINEL   (1u << 13)
 
+/* Key-spec flags (Redis's CMD_KEY_*): how a command uses each key, as
+ * COMMAND INFO and COMMAND GETKEYSANDFLAGS name them. */
+#define KS_RO             (1u << 0)    /* reads the key's value */
+#define KS_RW             (1u << 1)    /* reads and writes it */
+#define KS_OW             (1u << 2)    /* overwrites it, whatever it held */
+#define KS_RM             (1u << 3)    /* deletes it */
+#define KS_ACCESS         (1u << 4)    /* returns (part of) the value */
+#define KS_UPDATE         (1u << 5)    /* changes the value */
+#define KS_INSERT         (1u << 6)    /* only adds to it */
+#define KS_DELETE         (1u << 7)    /* only removes from it */
+#define KS_NOT_KEY        (1u << 8)
+#define KS_INCOMPLETE     (1u << 9)
+#define KS_VARIABLE_FLAGS (1u << 10)   /* the arguments decide (SET ... GET) */
+
+/* One key spec as Redis's command JSON gives it: the keys start at argv
+ * index `begin` and run as a range (lastkey relative to begin, -1 = the
+ * last argument; keystep; limit) or follow a key count (keynumidx relative
+ * to begin, firstkey relative to it, keystep). */
+struct key_spec {
+    uint16_t flags;              /* KS_* */
+    int8_t begin;
+    bool keynum;
+    int8_t a, b, c;              /* range: lastkey, keystep, limit; keynum: keynumidx, firstkey, keystep */
+    const char *notes;           /* NULL: none */
+};
+
+/* A command's key specs (src/cmd/command_keyspecs.c): one, or two when
+ * its first key is used differently from the others (LMOVE, ZUNIONSTORE). */
+struct command_key_specs {
+    const char *name;
+    unsigned n;
+    struct key_spec spec[2];
+};
+
 /* Fills positions of key arguments for CMD_MOVABLEKEYS commands; returns count. */
 typedef int (*command_keys_fn)(int argc, const struct slice *argv, int *pos, int maxpos);
 
@@ -120,12 +154,41 @@ bool arg_rand_count_or_reply(struct cmd_ctx *c, const char *with_flag, long long
 void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
               int argc, struct slice *argv, int db, uint8_t resp, struct rbuf *out);
 
+/* Every command, subcommands included, has an index below COMMAND_IDS_MAX
+ * (per-command statistics live in arrays of that size); -1 for a command
+ * not in the table. Indexes run over the table in order, each container
+ * followed by its subcommands. */
+#define COMMAND_IDS_MAX 512
+int command_index(const struct command *cmd);
+size_t command_index_count(void);
+const struct command *command_by_index(size_t i);
+
+/* Run the command's handler, counting it for INFO commandstats (command_stats.c). */
+void command_call(struct cmd_ctx *c);
+/* Count a command refused before it ran (wrong arity, NOAUTH). */
+void command_rejected(const struct command *cmd);
+
+/* The key specs of cmd, NULL if it has no keys (command_keyspecs.c). */
+const struct command_key_specs *command_key_specs(const struct command *cmd);
+/* The flags of the key at argv[pos], the nth (from 0) of the command's keys. */
+unsigned command_key_flags(const struct command *cmd, int argc, const struct slice *argv, int nth);
+/* COMMAND INFO's "key specifications" array, and a set of KS_* flag names. */
+void key_specs_reply(struct reply *r, const struct command *cmd);
+void key_flags_reply(struct reply *r, unsigned flags);
+
 const struct command *command_lookup(const char *name, size_t len);
 const struct command *command_lookup_sub(const struct command *parent, struct slice name);
 /* Iterate the table (COMMAND, COMMAND COUNT, ...). */
 size_t command_count(void);
 const struct command *command_at(size_t i);
 void command_table_init(void);
+
+/* The command groups of the data-type modules (cmd_<type>.c), each ended
+ * by an entry whose name is NULL. command_table.c lists them all. */
+extern const struct command list_commands[];
+extern const struct command hash_commands[];
+extern const struct command set_commands[];
+extern const struct command zset_commands[];
 
 /* Positions of a command's key arguments; returns the number of keys. */
 int command_key_positions(const struct command *cmd, int argc, const struct slice *argv, int *pos, int maxpos);
@@ -183,6 +246,15 @@ struct kv_entry **lookup_typed_or_reply(struct cmd_ctx *c, struct slice key, uns
 bool obj_write(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_entry ***slot, void **obj);
 void obj_commit(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_entry **slot, void *obj,
                 size_t len);
+
+/* Memory figures that INFO and MEMORY share (cmd_memory.c). There is no
+ * allocator accounting yet: used memory is the process's RSS. */
+size_t memory_rss_bytes(void);
+size_t memory_peak_rss_bytes(void);
+const char *memory_allocator_name(void);   /* "mimalloc-2.0.9" or "libc" */
+/* Remember the RSS now as MEMORY STATS's startup.allocated (called once,
+ * when the command table is built, before the workers start). */
+void memory_note_startup(void);
 
 /* Standard errors for the dispatcher. */
 void reply_wrong_arity(struct reply *r, const char *name);

@@ -224,7 +224,7 @@ size_t client_output_size(const struct client *c);
 void client_info_line(struct client *c, struct rbuf *out, long long now_ms);
 void client_cron(struct worker *w);
 
-/* xshard.c: forwarding and cross-shard transactions */
+/* src/msg/: transport.c (rings, doorbells), forward.c (forwarded batches), tx.c (cross-shard transactions) */
 
 /* Whom a forwarded command runs for: its reply goes back to client idx/gen
  * of the sending thread, at position seq of its reply order. */
@@ -263,6 +263,7 @@ void xshard_send(struct worker *w, unsigned target, struct xmsg *m);
 void xshard_flush(struct worker *w);
 bool xshard_poll(struct worker *w);                  /* returns true if anything was processed */
 bool xshard_inbox_empty(struct worker *w);
+void xshard_teardown(struct worker *w);   /* at exit, after every thread stopped */
 void tx_start(struct worker *w, const struct tx_request *req);
 void forward_command(struct worker *w, unsigned target, const struct command *cmd, int argc,
                      struct slice *argv, const struct fwd_origin *o);

@@ -39,6 +39,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ringkv/ring.h"
 #include "io_internal.h"
 
 #define OUTPUT_PAUSE_BYTES  (4u << 20)    /* stop reading a client with this much unsent */
@@ -119,7 +120,7 @@ void client_close(struct client *c) {
     if (c->wait == WAIT_BLOCKED) client_unlink_blocked(c);
     c->wait = WAIT_NONE;
     shutdown(c->fd, SHUT_RDWR);
-    if (c->flags & CF_RECV_ARMED) worker_cancel_recv(c);
+    if (c->flags & CF_RECV_ARMED) ring_cancel_recv(c);
     /* Freed from client_flush_sends(), never under a caller that still
      * holds the pointer (a command may close its own client). */
     client_mark_flush(c);
@@ -487,7 +488,7 @@ static void maybe_stop_receiving(struct client *c) {
         !(c->flags & CF_RECV_STOPPED)) {
         c->flags |= CF_RECV_STOPPED;
         c->flags &= ~CF_NEED_RECV;
-        if (c->flags & CF_RECV_ARMED) worker_cancel_recv(c);
+        if (c->flags & CF_RECV_ARMED) ring_cancel_recv(c);
     }
 }
 
@@ -637,7 +638,7 @@ static void start_send(struct client *c) {
     c->out = tmp;
     c->out.len = 0;
     c->sent = 0;
-    struct io_uring_sqe *sqe = worker_sqe(c->w);
+    struct io_uring_sqe *sqe = ring_sqe(c->w);
     io_uring_prep_send(sqe, c->fd, c->sending.buf, c->sending.len, MSG_NOSIGNAL);
     io_uring_sqe_set_data64(sqe, UD_MAKE(UD_SEND, c->gen, c->idx));
     c->flags |= CF_SEND_INFLIGHT;
@@ -656,7 +657,7 @@ void client_on_send(struct client *c, int res) {
     c->sent += (size_t)res;
     if (c->sent < c->sending.len) {
         /* short send: the rest goes next, still one send in flight */
-        struct io_uring_sqe *sqe = worker_sqe(c->w);
+        struct io_uring_sqe *sqe = ring_sqe(c->w);
         io_uring_prep_send(sqe, c->fd, c->sending.buf + c->sent, c->sending.len - c->sent, MSG_NOSIGNAL);
         io_uring_sqe_set_data64(sqe, UD_MAKE(UD_SEND, c->gen, c->idx));
         c->flags |= CF_SEND_INFLIGHT;
@@ -685,7 +686,7 @@ void client_flush_sends(struct worker *w) {
             bool hold = c->inflight && c->out.len < HOLD_OUTPUT_BYTES;
             if (c->out.len && !(c->flags & CF_SEND_INFLIGHT) && !hold) start_send(c);
             if ((c->flags & CF_NEED_RECV) && !(c->flags & (CF_RECV_ARMED | CF_RECV_STOPPED)))
-                worker_arm_recv(c);
+                ring_arm_recv(c);
             if ((c->flags & CF_CLOSE_AFTER) && !(c->flags & CF_SEND_INFLIGHT) && c->out.len == 0 &&
                 !client_replies_queued(c))
                 client_close(c);

@@ -37,83 +37,19 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ringkv/ring.h"
 #include "io_internal.h"
 
 struct server srv;
 
-#define BUF_GROUP 0
-#define RK_FEAT_MIN_TIMEOUT (1U << 15)   /* IORING_FEAT_MIN_TIMEOUT, newer than liburing 2.3 */
-#define RING_ENTRIES 4096
 
 static void worker_log(struct worker *w, const char *what, int err) {
     fprintf(stderr, "ringkv: worker %u: %s: %s\n", w->id, what, strerror(err));
 }
 
-/* SINGLE_ISSUER|DEFER_TASKRUN keeps completion work on this thread and out of
- * interrupts; older kernels refuse the flags, so fall back step by step. */
-static int ring_init(struct worker *w) {
-    static const unsigned flag_sets[] = {
-        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
-        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN,
-        IORING_SETUP_COOP_TASKRUN,
-        0,
-    };
-    int rc = -EINVAL;
-    for (size_t i = 0; i < RK_ARRAY_LEN(flag_sets); i++) {
-        struct io_uring_params p = {0};
-        p.flags = flag_sets[i] | IORING_SETUP_CQSIZE;
-        p.cq_entries = RING_ENTRIES * 4;
-        rc = io_uring_queue_init_params(RING_ENTRIES, &w->ring, &p);
-        if (rc == 0) {
-            w->ring_fd = w->ring.ring_fd;
-            w->defer_taskrun = i == 0;
-            w->min_wait_ok = (p.features & RK_FEAT_MIN_TIMEOUT) && (p.features & IORING_FEAT_EXT_ARG);
-            return 0;
-        }
-    }
-    return rc;
-}
 
-static int buffers_init(struct worker *w) {
-    unsigned n = 1;
-    while (n < (unsigned)rk_config.io_buffers) n <<= 1;
-    w->nbufs = n;
-    w->buf_size = (unsigned)rk_config.io_buffer_size;
-    size_t ring_bytes = n * sizeof(struct io_uring_buf);
-    void *mem = mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
-    if (mem == MAP_FAILED) return -errno;
-    w->br = mem;
-    /* The buffers themselves: pages are only touched once the kernel fills
-     * them, so unused capacity costs address space, not RSS. */
-    w->bufs = mmap(NULL, (size_t)n * w->buf_size, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
-    if (w->bufs == MAP_FAILED) return -errno;
-    struct io_uring_buf_reg reg = { .ring_addr = (unsigned long)w->br, .ring_entries = n, .bgid = BUF_GROUP };
-    int rc = io_uring_register_buf_ring(&w->ring, &reg, 0);
-    if (rc) return rc;
-    io_uring_buf_ring_init(w->br);
-    for (unsigned i = 0; i < n; i++)
-        io_uring_buf_ring_add(w->br, w->bufs + (size_t)i * w->buf_size, w->buf_size, i,
-                              io_uring_buf_ring_mask(n), i);
-    io_uring_buf_ring_advance(w->br, n);
-    return 0;
-}
 
-void worker_recycle_buffer(struct worker *w, unsigned bid) {
-    io_uring_buf_ring_add(w->br, w->bufs + (size_t)bid * w->buf_size, w->buf_size, bid,
-                          io_uring_buf_ring_mask(w->nbufs), 0);
-    io_uring_buf_ring_advance(w->br, 1);
-}
 
-/* An SQE, submitting first if the submission queue is full. */
-struct io_uring_sqe *worker_sqe(struct worker *w) {
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
-    if (RK_UNLIKELY(!sqe)) {
-        io_uring_submit(&w->ring);
-        w->stats.submits++;
-        sqe = io_uring_get_sqe(&w->ring);
-    }
-    return sqe;
-}
 
 static int listener_open(struct worker *w) {
     char host[256];
@@ -151,29 +87,8 @@ static int listener_open(struct worker *w) {
     return 0;
 }
 
-static void arm_accept(struct worker *w) {
-    struct io_uring_sqe *sqe = worker_sqe(w);
-    io_uring_prep_multishot_accept(sqe, w->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_ACCEPT, 0, 0));
-}
 
-void worker_arm_recv(struct client *c) {
-    struct io_uring_sqe *sqe = worker_sqe(c->w);
-    io_uring_prep_recv_multishot(sqe, c->fd, NULL, 0, 0);
-    sqe->flags |= IOSQE_BUFFER_SELECT;
-    sqe->buf_group = BUF_GROUP;
-    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_RECV, c->gen, c->idx));
-    c->flags |= CF_RECV_ARMED;
-    c->flags &= ~CF_NEED_RECV;
-    c->pending_ops++;
-}
 
-void worker_cancel_recv(struct client *c) {
-    struct io_uring_sqe *sqe = worker_sqe(c->w);
-    io_uring_prep_cancel64(sqe, UD_MAKE(UD_RECV, c->gen, c->idx), 0);
-    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_IGNORE, 0, 0));
-    sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
-}
 
 static void reject_client(int fd) {
     static const char msg[] = "-ERR max number of clients reached\r\n";
@@ -183,7 +98,7 @@ static void reject_client(int fd) {
 }
 
 static void on_accept(struct worker *w, struct io_uring_cqe *cqe) {
-    if (!(cqe->flags & IORING_CQE_F_MORE)) arm_accept(w);
+    if (!(cqe->flags & IORING_CQE_F_MORE)) ring_arm_accept(w);
     if (cqe->res < 0) {
         if (cqe->res != -ECANCELED) worker_log(w, "accept", -cqe->res);
         return;
@@ -199,7 +114,7 @@ static void on_accept(struct worker *w, struct io_uring_cqe *cqe) {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     struct client *c = client_new(w, fd);
-    worker_arm_recv(c);
+    ring_arm_recv(c);
 }
 
 static void on_recv(struct worker *w, struct io_uring_cqe *cqe, uint32_t idx, uint32_t gen) {
@@ -217,7 +132,7 @@ static void on_recv(struct worker *w, struct io_uring_cqe *cqe, uint32_t idx, ui
         w->last_recv_ms = w->now_ms;
         if (!(c->flags & (CF_CLOSING)))
             client_on_recv(c, data, (size_t)cqe->res);
-        worker_recycle_buffer(w, bid);
+        ring_recycle_buffer(w, bid);
         if (!more && !(c->flags & (CF_CLOSING | CF_RECV_STOPPED))) c->flags |= CF_NEED_RECV;
     } else if (cqe->res == -ENOBUFS) {
         w->stats.enobufs++;
@@ -247,24 +162,6 @@ static void handle_cqe(struct worker *w, struct io_uring_cqe *cqe) {
     }
 }
 
-/*
- * An idle thread gives its receive buffers back. The pages of the buffer
- * ring cost RSS once the kernel has written to them, and a burst of large
- * reads touches all of them (io-buffers x io-buffer-size: 8 MB per thread by
- * default). After a second with nothing received they are dropped with
- * MADV_DONTNEED; the kernel's next write into one faults in a zeroed page.
- * This is safe only with DEFER_TASKRUN: the kernel then copies received
- * bytes into a provided buffer only inside this thread's io_uring_enter(),
- * and every buffer is back in the ring once its completion has been handled,
- * so between two enters no buffer holds live data.
- */
-#define BUFFER_IDLE_TRIM_MS 1000
-
-static void trim_idle_buffers(struct worker *w) {
-    if (!w->defer_taskrun || !w->bufs_touched || w->now_ms - w->last_recv_ms < BUFFER_IDLE_TRIM_MS) return;
-    if (madvise(w->bufs, (size_t)w->nbufs * w->buf_size, MADV_DONTNEED) == 0) w->stats.buffer_trims++;
-    w->bufs_touched = false;
-}
 
 static void worker_cron(struct worker *w) {
     long long period = 1000 / CONFIG_GET(hz);
@@ -278,9 +175,10 @@ static void worker_cron(struct worker *w) {
     if (w->now_ms - w->last_cron_ms >= period) {
         w->last_cron_ms = w->now_ms;
         client_cron(w);
-        trim_idle_buffers(w);
+        ring_trim_idle_buffers(w);
     }
 }
+
 
 /*
  * Submitting and waiting.
@@ -291,36 +189,9 @@ static void worker_cron(struct worker *w) {
  * from many connections this gathers the requests of many clients into one
  * wake-up and their replies into one submit, which is where the CPU per
  * request drops below one syscall and one context switch per request.
- * liburing 2.3 predates the field (it is `pad` in its header), so this path
- * calls io_uring_enter itself, after publishing the SQ tail as liburing does.
  */
-#define BATCH_WAIT_NR 32
 #define MIN_WAIT_LOAD 4    /* completions per wake-up that count as load */
 #define LIGHT_ITER_CMDS 64 /* average commands per iteration below which a worker is lightly loaded */
-
-struct getevents_arg_min {
-    uint64_t sigmask;
-    uint32_t sigmask_sz;
-    uint32_t min_wait_usec;
-    uint64_t ts;
-};
-
-static unsigned flush_sq(struct io_uring *ring) {
-    struct io_uring_sq *sq = &ring->sq;
-    unsigned tail = sq->sqe_tail;
-    if (sq->sqe_head != tail) {
-        sq->sqe_head = tail;
-        io_uring_smp_store_release(sq->ktail, tail);
-    }
-    return tail - io_uring_smp_load_acquire(sq->khead);
-}
-
-static void enter_min_wait(struct worker *w, struct __kernel_timespec *ts, unsigned min_wait_us) {
-    struct getevents_arg_min arg = { 0, _NSIG / 8, min_wait_us, (uint64_t)(uintptr_t)ts };
-    unsigned to_submit = flush_sq(&w->ring);
-    syscall(__NR_io_uring_enter, w->ring_fd, to_submit, BATCH_WAIT_NR,
-            IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg, sizeof arg);
-}
 
 /* Wait for work, unless another worker has already queued some for us. The
  * sleeping flag and the inbox check form a Dekker pair with the producer's
@@ -362,7 +233,7 @@ static void submit_and_wait(struct worker *w, bool busy) {
     bool peers_active = w->now_ms - w->last_peer_ms < 100;
     bool light = w->iter_cmds_avg < LIGHT_ITER_CMDS;
     if (w->min_wait_ok && min_wait > 0 && loaded && (!peers_active || light))
-        enter_min_wait(w, &ts, (unsigned)min_wait);
+        ring_enter_min_wait(w, &ts, (unsigned)min_wait);
     else
         io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
     atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
@@ -399,12 +270,12 @@ static void *worker_main(void *arg) {
 }
 
 static int worker_setup(struct worker *w) {
-    int rc = ring_init(w);
+    int rc = ring_setup(w);
     if (rc) { worker_log(w, "io_uring_queue_init", -rc); return -1; }
-    rc = buffers_init(w);
+    rc = ring_buffers_setup(w);
     if (rc) { worker_log(w, "provided buffers", -rc); return -1; }
     if (listener_open(w) != 0) return -1;
-    arm_accept(w);
+    ring_arm_accept(w);
     return 0;
 }
 
@@ -489,9 +360,7 @@ static void worker_teardown(struct worker *w) {
     free(w->free_idx);
     xshard_teardown(w);
     if (w->listen_fd >= 0) close(w->listen_fd);
-    if (w->ring_fd > 0) io_uring_queue_exit(&w->ring);
-    if (w->bufs && w->bufs != MAP_FAILED) munmap(w->bufs, (size_t)w->nbufs * w->buf_size);
-    if (w->br) munmap(w->br, w->nbufs * sizeof(struct io_uring_buf));
+    ring_teardown(w);
     resp_parser_free(&w->parser);
     rbuf_free(&w->batch_argv);
     rbuf_free(&w->ready);

@@ -1,0 +1,46 @@
+/*
+ * io_uring primitives of a worker (ring.c): setup, SQEs, the provided
+ * buffer ring, accept and receive, doorbells between workers, and the
+ * minimum-wait enter. Used by the worker loop, the connection layer and the
+ * messaging layer's doorbells.
+ *
+ * user_data = [type:8][generation:24][client index:32]; the generation makes a
+ * late completion for a closed and reused client slot recognisable.
+ */
+#ifndef RINGKV_RING_H
+#define RINGKV_RING_H
+
+#include <liburing.h>
+#include <stdint.h>
+
+struct worker;
+struct client;
+
+enum ud_type { UD_IGNORE = 0, UD_ACCEPT, UD_RECV, UD_SEND, UD_DOORBELL };
+
+#define UD_MAKE(type, gen, idx) (((uint64_t)(type) << 56) | ((uint64_t)((gen) & 0xFFFFFF) << 32) | (uint32_t)(idx))
+#define UD_TYPE(ud) ((unsigned)((ud) >> 56))
+#define UD_GEN(ud)  ((uint32_t)(((ud) >> 32) & 0xFFFFFF))
+#define UD_IDX(ud)  ((uint32_t)(ud))
+
+/* Both return 0 or a negative errno. */
+int ring_setup(struct worker *w);
+int ring_buffers_setup(struct worker *w);
+void ring_teardown(struct worker *w);
+
+/* An SQE, submitting first if the submission queue is full. */
+struct io_uring_sqe *ring_sqe(struct worker *w);
+void ring_recycle_buffer(struct worker *w, unsigned bid);
+/* Idle for a while: give the receive buffers' pages back. */
+void ring_trim_idle_buffers(struct worker *w);
+
+void ring_arm_accept(struct worker *w);
+void ring_arm_recv(struct client *c);
+void ring_cancel_recv(struct client *c);
+
+void ring_doorbell(struct worker *w, struct worker *target);
+/* Submit and wait for up to a batch of completions or min_wait_us, then for
+ * one, or until ts. */
+void ring_enter_min_wait(struct worker *w, struct __kernel_timespec *ts, unsigned min_wait_us);
+
+#endif

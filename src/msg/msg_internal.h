@@ -1,0 +1,20 @@
+/*
+ * What the messaging layer's files (transport.c, forward.c, tx.c) share
+ * but nothing else should see.
+ */
+#ifndef RINGKV_MSG_INTERNAL_H
+#define RINGKV_MSG_INTERNAL_H
+
+#include "ringkv/server.h"
+
+/* forward.c */
+void execute_batch(struct worker *w, struct xmsg *m);   /* run a batch, send its replies back */
+void collect_replies(struct worker *w, struct xmsg *m); /* a batch came back with replies */
+
+/* tx.c */
+void tx_lock_request(struct worker *w, struct xmsg *m); /* XM_LOCK for our shard */
+void tx_locked(struct worker *w, struct xmsg *m);       /* XM_LOCKED: a shard we asked for */
+void tx_unlock(struct worker *w);                       /* XM_UNLOCK: our shard is free */
+void tx_defer_batch(struct worker *w, struct xmsg *m);
+
+#endif
