@@ -383,6 +383,28 @@ static void cmd_linsert(struct cmd_ctx *c) {
  * Moving between lists
  * ------------------------------------------------------------------------- */
 
+/* LMOVE from a list to itself. Redis pops and pushes on one object, so the
+ * list is never empty in between and the key, with its TTL, stays: rotate
+ * in place rather than pop (which would delete a one-element list) and push
+ * into a new key. */
+static void list_rotate(struct cmd_ctx *c, struct slice key, bool from_tail, bool to_tail) {
+    struct kv_entry **slot;
+    struct list_obj *l;
+    struct rbuf buf = { 0 };
+    struct lp_value v;
+    char num[LP_INTBUF_SIZE];
+
+    list_write(c, key, &slot, &l);
+    list_pop(&l, from_tail, &v, &buf);
+    struct slice val = nonnull(lp_value_str(&v, num));   /* in buf or num, not in l */
+    list_push(&l, val, to_tail);
+    list_grew(&l);      /* Redis 7.2's order: the push's conversion, */
+    list_shrank(&l);    /* then the pop's */
+    list_commit(c, key, slot, l);
+    reply_bulk_slice(&c->r, val);
+    rbuf_free(&buf);
+}
+
 static void lmove_generic(struct cmd_ctx *c, bool from_tail, bool to_tail) {
     struct slice skey = c->argv[1], dkey = c->argv[2];
     struct kv_entry **slot;
@@ -395,10 +417,14 @@ static void lmove_generic(struct cmd_ctx *c, bool from_tail, bool to_tail) {
         reply_null(&c->r);
         return;
     }
+    if (slice_eq(skey, dkey)) {
+        list_rotate(c, skey, from_tail, to_tail);
+        return;
+    }
     if (!get_list(c, dkey, LOOKUP_NONE, &dst)) return;
 
     /* The element is copied out, and src stored, before dst is looked up
-     * for writing: dst may be src itself. */
+     * for writing. */
     struct rbuf buf = { 0 };
     struct lp_value v;
     char num[LP_INTBUF_SIZE];
