@@ -4,15 +4,26 @@
  *
  * Signals are blocked in every thread and taken synchronously here with
  * sigtimedwait, so no handler ever runs inside a worker's event loop.
+ *
+ * Every worker binds the port with SO_REUSEPORT, which is how the kernel
+ * spreads connections over them; but it would let a second ringkv bind the
+ * same port too and take part of the connections. So before the workers
+ * start, port_in_use() binds one plain socket (no SO_REUSEPORT) to the
+ * address: that fails while any other socket holds the port, with
+ * SO_REUSEPORT or not, and the start stops as Redis's does.
  */
 #include "ringkv/server.h"
 #include "ringkv/config.h"
 
+#include <errno.h>
+#include <netdb.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Like Redis: room for maxclients connections plus our own descriptors,
  * as far as the hard limit allows. */
@@ -26,6 +37,39 @@ static void raise_fd_limit(void) {
     if (rl.rlim_cur < want)
         printf("ringkv: warning: open files limited to %llu, fewer than maxclients %lld needs\n",
                (unsigned long long)rl.rlim_cur, rk_config.maxclients);
+}
+
+/* True, after Redis's messages, when the workers' address is taken. Only
+ * a failed bind counts: a bad address is left to the workers to report.
+ * The first address of `bind` is the one the workers listen on
+ * (listener_open in worker.c). SO_REUSEADDR keeps the connections of an
+ * earlier run still in TIME_WAIT from counting, as for the workers. */
+static bool port_in_use(void) {
+    char host[256];
+    const char *addr = rk_config.bind;
+    size_t hl = strcspn(addr, " ");
+    if (addr[0] == '-') { addr++; hl--; }
+    if (hl >= sizeof host) hl = sizeof host - 1;
+    memcpy(host, addr, hl);
+    host[hl] = '\0';
+    const char *numeric = host[0] == '\0' || strcmp(host, "*") == 0 ? "0.0.0.0" : host;
+
+    char port[16];
+    snprintf(port, sizeof port, "%lld", rk_config.port);
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICHOST };
+    struct addrinfo *res;
+    if (rk_config.port == 0 || getaddrinfo(numeric, port, &hints, &res) != 0) return false;
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    bool taken = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+                 bind(fd, res->ai_addr, res->ai_addrlen) != 0;
+    if (taken) {
+        fprintf(stderr, "Warning: Could not create server TCP listening socket %s:%lld: bind: %s\n",
+                host, rk_config.port, strerror(errno));
+        fprintf(stderr, "Failed listening on port %lld (TCP), aborting.\n", rk_config.port);
+    }
+    if (fd >= 0) close(fd);
+    freeaddrinfo(res);
+    return taken;
 }
 
 static void usage(void) {
@@ -47,6 +91,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (config_load_args(argc, argv) != 0) return 1;
+    if (port_in_use()) return 1;
     raise_fd_limit();
 
     sigset_t sigs;

@@ -359,7 +359,14 @@ static void worker_teardown(struct worker *w) {
     free(w->clients);
     free(w->free_idx);
     xshard_teardown(w);
-    if (w->listen_fd >= 0) close(w->listen_fd);
+    /* shutdown() stops listening at once; after close() alone the armed
+     * accept keeps the socket listening until the kernel has finished
+     * tearing the ring down, after this process has gone, and a server
+     * started right after it would find the port taken (main.c). */
+    if (w->listen_fd >= 0) {
+        shutdown(w->listen_fd, SHUT_RDWR);
+        close(w->listen_fd);
+    }
     ring_teardown(w);
     resp_parser_free(&w->parser);
     rbuf_free(&w->batch_argv);
