@@ -1,16 +1,25 @@
 /*
- * Server configuration with Redis's names.
+ * Server configuration with Redis 7.0's names, types, limits and defaults.
  *
- * One table (src/core/config.c) lists every parameter with its type, limits
- * and whether CONFIG SET may change it at run time. The same table serves
- * the command line (--port 7000), a config file (one "name value" per line)
- * and CONFIG GET/SET, so the three can never disagree.
+ * One table (src/core/config.c) lists every parameter Redis 7.0 has, plus
+ * ringkv's own (threads, io-*), each with its aliases (slaveof, the
+ * *-ziplist-* names, slave-*), type checking, bounds and flags. The same
+ * table serves the command line (--port 7000), a config file (one
+ * "name value" per line, include, Redis's quoting) and CONFIG GET/SET, so
+ * the three never disagree, and errors are Redis's word for word.
  *
- * Worker threads read numeric parameters directly; they are written only by
- * CONFIG SET and read with relaxed loads, so a change is seen at once
- * everywhere. String parameters that workers read (requirepass) are swapped
- * as a whole and the old string is kept until exit, never freed under a
- * reader.
+ * Parameters ringkv does not act on yet (persistence, replication,
+ * eviction, TLS, ...) are still type-checked, stored and reported, and
+ * marked inert in the table: setting one logs that it has no effect, and
+ * config_foreach_inert_changed() lists those that differ from their
+ * defaults (for INFO or a startup notice).
+ *
+ * The fields below are the parameters ringkv acts on. Worker threads read
+ * them directly; CONFIG SET writes them, numbers with relaxed stores, so a
+ * change is seen at once everywhere (CONFIG_GET). Strings are swapped as a
+ * whole and the old string is kept until exit, never freed under a reader.
+ * Inert parameters live inside config.c and are read with
+ * config_get_value().
  */
 #ifndef RINGKV_CONFIG_H
 #define RINGKV_CONFIG_H
@@ -18,55 +27,70 @@
 #include "ringkv/common.h"
 
 struct rk_config {
+    /* listening and threads */
     long long port;
-    char *bind;
-    long long threads;
-    long long maxclients;
-    long long databases;
-    long long timeout;              /* seconds; 0 = never */
-    long long tcp_keepalive;
-    char *requirepass;          /* NULL or "" = no password */
-    long long proto_max_bulk_len;
-    long long hz;
-    long long maxmemory;
-    char *maxmemory_policy;
-    char *save;
-    char *appendonly;
-    char *appendfsync;
-    char *dir;
-    char *dbfilename;
-    char *protected_mode;
-    char *loglevel;
-    char *logfile;
-    char *daemonize;
-    char *client_output_buffer_limit;
-    long long client_query_buffer_limit;
-    long long output_hard_limit;    /* normal class hard limit in bytes (0 = none) */
-    long long io_buffers;           /* provided buffers per thread */
+    char *bind;                     /* space-separated addresses; the first is used */
+    long long threads;              /* ringkv's own: worker threads */
+    long long io_buffers;           /* ringkv's own: provided buffers per thread */
     long long io_buffer_size;
     long long io_batch_wait_us;     /* minimum wait to gather completions (0 = off) */
-    char *config_file;
+    /* clients */
+    long long maxclients;
+    long long timeout;              /* seconds; 0 = never */
+    char *requirepass;              /* NULL = no password */
+    long long proto_max_bulk_len;
+    long long client_query_buffer_limit;
+    /* keyspace */
+    long long databases;
+    long long hz;                   /* always 1..500 (Redis clamps what is set) */
+    /* memory: reported by INFO, not enforced yet (inert) */
+    long long maxmemory;
+    const char *maxmemory_policy;   /* one of the policy names */
     /* compact encodings of collections (Redis's thresholds) */
     long long list_max_listpack_size;
+    long long list_compress_depth;  /* quicklist nodes kept raw at each end; 0 = no compression */
     long long hash_max_listpack_entries, hash_max_listpack_value;
     long long set_max_intset_entries, set_max_listpack_entries, set_max_listpack_value;
     long long zset_max_listpack_entries, zset_max_listpack_value;
+    /* the config file given at start (absolute path), or NULL */
+    char *config_file;
 };
 
 extern struct rk_config rk_config;
 extern long long rk_config_proto_max_bulk_len;
 
-void config_set_defaults(void);
-/* Parse argv as redis-server does; prints the error and returns -1 on failure. */
-int config_load_args(int argc, char **argv);
-/* CONFIG GET pattern: calls fn(name, value) for each match. */
-void config_get_matching(const char *pattern, size_t plen,
-                         void (*fn)(void *ud, const char *name, const char *value), void *ud);
-/* CONFIG SET name value; on error returns -1 and writes Redis's message into err. */
-int config_set(struct slice name, struct slice value, char *err, size_t errlen);
-bool config_exists(struct slice name);
-
 /* Relaxed read of a numeric parameter that CONFIG SET can change. */
 #define CONFIG_GET(field) __atomic_load_n(&rk_config.field, __ATOMIC_RELAXED)
+
+/* Every parameter to its default (Redis 7.0's; dir is the working directory). */
+void config_set_defaults(void);
+
+/* Parse argv as redis-server does: an optional config file first, then
+ * "--name value ..." options appended to it (and "-" for stdin). Prints
+ * Redis's FATAL CONFIG FILE ERROR message and returns -1 on failure. */
+int config_load_args(int argc, char **argv);
+/* Load config-file text (lines of "name value ..."). On failure returns -1
+ * and, if err is not NULL, a malloc'd message in *err (the caller frees). */
+int config_load_text(const char *text, char **err);
+
+/* CONFIG GET for one argument: a glob pattern matches every name and alias
+ * (hidden parameters excepted); a plain name is looked up exactly, and then
+ * reported as it was spelled. fn is called for each match, with the value
+ * valid during the call. */
+typedef void config_get_fn(void *ud, struct slice name, const char *value);
+void config_get(struct slice pattern, config_get_fn *fn, void *ud);
+/* The value of one parameter (name or alias, any case) into buf: false if
+ * there is no such parameter. */
+bool config_get_value(const char *name, char *buf, size_t buflen);
+
+/* CONFIG SET name value [name value ...] (argv holds the pairs): all are
+ * checked first and then all applied, or none. local_client: the caller is
+ * on a loopback address (enable-protected-configs local). Returns NULL, or
+ * Redis's error text ("ERR ...", malloc'd: the caller frees). */
+char *config_set(const struct slice *argv, int argc, bool local_client);
+
+/* Parameters that ringkv accepts but does not act on yet and whose values
+ * differ from their defaults. */
+void config_foreach_inert_changed(void (*fn)(void *ud, const char *name, const char *value), void *ud);
 
 #endif

@@ -213,56 +213,50 @@ void cmd_command(struct cmd_ctx *c) {
 
 /* ---- CONFIG ---- */
 
-struct config_collect { struct rbuf names; size_t n; struct reply *r; bool emit; struct slice as_given; };
+/* CONFIG GET gathers the matches first (the reply is a map of known size);
+ * a parameter matched by several arguments is reported once, under the
+ * first spelling found, as in Redis (names compared without case). */
+struct config_collect { struct rbuf names, values; size_t n; };
 
-static void config_emit(void *ud, const char *name, const char *value) {
+static void config_collect(void *ud, struct slice name, const char *value) {
     struct config_collect *cc = ud;
-    /* the same parameter may match several patterns: once only */
     for (size_t off = 0; off < cc->names.len; off += strlen(cc->names.buf + off) + 1)
-        if (strcmp(cc->names.buf + off, name) == 0) return;
-    rbuf_append(&cc->names, name, strlen(name) + 1);
+        if (strlen(cc->names.buf + off) == name.len && strncasecmp(cc->names.buf + off, name.ptr, name.len) == 0)
+            return;
+    rbuf_append(&cc->names, name.ptr, name.len);
+    rbuf_append(&cc->names, "", 1);
+    rbuf_append(&cc->values, value, strlen(value) + 1);
     cc->n++;
-    if (cc->emit) {
-        /* Redis answers an exact (non-glob) name spelled as it was asked */
-        if (cc->as_given.ptr) reply_bulk_slice(cc->r, cc->as_given);
-        else reply_bulk_cstr(cc->r, name);
-        reply_bulk_cstr(cc->r, value);
-    }
 }
 
-static void config_get(struct cmd_ctx *c) {
-    struct config_collect cc = { {0}, 0, &c->r, false, {0} };
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) {
-            reply_map(&c->r, cc.n);
-            cc.names.len = 0;
-            cc.emit = true;
-        }
-        for (int i = 2; i < c->argc; i++) {
-            bool glob = memchr(ARG(i).ptr, '*', ARG(i).len) || memchr(ARG(i).ptr, '?', ARG(i).len) ||
-                        memchr(ARG(i).ptr, '[', ARG(i).len);
-            cc.as_given = glob ? (struct slice){0} : ARG(i);
-            config_get_matching(ARG(i).ptr, ARG(i).len, config_emit, &cc);
-        }
+static void config_get_cmd(struct cmd_ctx *c) {
+    struct config_collect cc = { {0}, {0}, 0 };
+    for (int i = 2; i < c->argc; i++) config_get(ARG(i), config_collect, &cc);
+    reply_map(&c->r, cc.n);
+    const char *name = cc.names.buf, *value = cc.values.buf;
+    for (size_t i = 0; i < cc.n; i++) {
+        reply_bulk_cstr(&c->r, name);
+        reply_bulk_cstr(&c->r, value);
+        name += strlen(name) + 1;
+        value += strlen(value) + 1;
     }
     rbuf_free(&cc.names);
+    rbuf_free(&cc.values);
+}
+
+/* enable-protected-configs local: Redis's test of a local client */
+static bool client_is_local(const struct cmd_ctx *c) {
+    if (!c->client) return false;
+    const char *a = c->client->addr, *colon = strrchr(a, ':');
+    size_t iplen = colon ? (size_t)(colon - a) : strlen(a);
+    return (iplen == 9 && strncmp(a, "127.0.0.1", 9) == 0) || (iplen == 3 && strncmp(a, "::1", 3) == 0);
 }
 
 static void config_set_cmd(struct cmd_ctx *c) {
-    if ((c->argc - 2) % 2 != 0) { reply_wrong_arity(&c->r, "config|set"); return; }
-    char err[256];
-    for (int i = 2; i < c->argc; i += 2)
-        if (!config_exists(ARG(i))) {
-            config_set(ARG(i), ARG(i + 1), err, sizeof err);
-            reply_error(&c->r, err);
-            return;
-        }
-    for (int i = 2; i < c->argc; i += 2)
-        if (config_set(ARG(i), ARG(i + 1), err, sizeof err) != 0) {
-            reply_error(&c->r, err);
-            return;
-        }
-    reply_ok(&c->r);
+    char *err = config_set(c->argv + 2, c->argc - 2, client_is_local(c));
+    if (err) reply_errorf(&c->r, "%s", err);
+    else reply_ok(&c->r);
+    free(err);
 }
 
 static void reset_stats(void) {
@@ -292,7 +286,7 @@ static const char *config_help[] = {
 };
 
 void cmd_config(struct cmd_ctx *c) {
-    if (ARG_IS(1, "get")) config_get(c);
+    if (ARG_IS(1, "get")) config_get_cmd(c);
     else if (ARG_IS(1, "set")) config_set_cmd(c);
     else if (ARG_IS(1, "resetstat")) { reset_stats(); reply_ok(&c->r); }
     else if (ARG_IS(1, "rewrite")) {

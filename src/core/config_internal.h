@@ -1,0 +1,127 @@
+/*
+ * Inside the configuration: the shape of a parameter row and the value
+ * types, shared by config.c (the table, CONFIG GET/SET), config_types.c
+ * (parsing and printing each type, Redis's rules and error texts) and
+ * config_load.c (config files and the command line).
+ *
+ * Setting a parameter is two steps, so that CONFIG SET with several pairs
+ * is all or nothing: parse into a struct pvalue (which checks everything
+ * and touches nothing), then store it.
+ */
+#ifndef RINGKV_CONFIG_INTERNAL_H
+#define RINGKV_CONFIG_INTERNAL_H
+
+#include "ringkv/config.h"
+
+/* What a parameter's value is. */
+enum ptype { PT_BOOL, PT_NUM, PT_ENUM, PT_FLAGS, PT_STRING, PT_SPECIAL };
+
+/* Parameter flags (Redis's, plus PF_INERT). */
+#define PF_IMMUTABLE   (1u << 0)   /* set at start only */
+#define PF_PROTECTED   (1u << 1)   /* CONFIG SET needs enable-protected-configs */
+#define PF_HIDDEN      (1u << 2)   /* CONFIG GET by exact name only */
+#define PF_MULTI_ARG   (1u << 3)   /* the value is several words */
+#define PF_INERT       (1u << 4)   /* stored and reported; ringkv does not act on it yet */
+#define PF_EMPTY_NULL  (1u << 5)   /* string: "" is stored as NULL */
+
+/* How a number may be written (Redis's numeric config flags). */
+#define NF_MEMORY      (1u << 0)   /* 1gb, 512mb, 10k ... */
+#define NF_PERCENT     (1u << 1)   /* "50%", kept as -50 */
+#define NF_OCTAL       (1u << 2)   /* read and printed in octal */
+#define NF_UNSIGNED    (1u << 3)   /* an unsigned C type in Redis: bounds compared unsigned */
+
+struct penum {
+    const char *name;
+    long long value;
+};
+
+/* A parsed value, not stored yet. Which fields mean what depends on the
+ * type; specials use x[] and mask for their several numbers. */
+struct pvalue {
+    long long n;
+    const char *e;          /* enum: the canonical name (static) */
+    char *s;                /* malloc'd string, or NULL */
+    long long x[9];
+    unsigned mask;
+    int dirfd;              /* dir: the directory opened by parsing, + 1 (0 = none) */
+};
+
+struct param;
+
+/* The parameters with a syntax of their own (save, bind, ...). */
+struct special_ops {
+    /* argv holds argc NUL-terminated words; *err a static text on failure */
+    bool (*parse)(const struct param *p, char **argv, int argc, struct pvalue *v, const char **err);
+    void (*store)(const struct param *p, const struct pvalue *v);
+    void (*format)(const struct param *p, struct rbuf *out);
+    /* whether v would change nothing (no CONFIG SET apply step then) */
+    bool (*same)(const struct param *p, const struct pvalue *v);
+};
+
+struct param {
+    const char *name, *alias;
+    uint8_t type;                  /* enum ptype */
+    uint8_t num;                   /* NF_* for PT_NUM */
+    uint16_t flags;                /* PF_* */
+    void *field;                   /* the value's home; NULL: the row's own storage */
+    long long min, max, def;       /* numbers, bools, flags */
+    const char *def_str;           /* strings and enums */
+    const struct penum *enums;     /* PT_ENUM, PT_FLAGS */
+    const struct special_ops *special;
+    /* after parsing: more checks, or a normalisation (hz) */
+    bool (*check)(struct pvalue *v, const char **err);
+    /* CONFIG SET, when the value changes: can ringkv take it now? (may
+     * adjust the value, as Redis's apply functions do) */
+    bool (*apply)(struct pvalue *v, const char **err);
+    /* storage of the parameters that have no field in struct rk_config */
+    union { long long n; char *s; const char *e; } own;
+};
+
+/* ---- config.c: the table */
+struct param *param_lookup(const char *name, size_t len, bool *is_alias);
+/* Serialises CONFIG GET/SET and loading; values themselves are read
+ * without it. */
+void config_lock(void);
+void config_unlock(void);
+/* A string value that replaces another: the old one is kept, never freed. */
+void config_retire(char *old);
+/* Log a line (stdout) that an inert parameter was set. */
+void config_note_inert(const struct param *p);
+
+/* ---- config_types.c: values */
+/* Parse argc words for p (checks and normalisation included). */
+bool pvalue_parse(const struct param *p, char **argv, int argc, struct pvalue *v, const char **err);
+void pvalue_free(struct pvalue *v);
+/* Whether storing v would leave p as it is. */
+bool pvalue_same(const struct param *p, const struct pvalue *v);
+void param_store(const struct param *p, const struct pvalue *v);
+/* p's current value as CONFIG GET prints it (NUL-terminated in out). */
+void param_format(const struct param *p, struct rbuf *out);
+/* The default into the row's storage (and special state). */
+void param_set_default(struct param *p);
+/* save from a config file: the first save line replaces the defaults, later
+ * ones add to it (Redis 7.0). */
+void save_store_from_file(const struct pvalue *v, bool first);
+bool param_is_save(const struct param *p);
+
+/* The special parameters and the checks the table refers to. */
+extern const struct special_ops special_save, special_obuf, special_oom, special_notify,
+    special_bind, special_replicaof, special_percentiles, special_dir;
+bool check_dbfilename(struct pvalue *v, const char **err);
+bool check_appendfilename(struct pvalue *v, const char **err);
+bool check_appenddirname(struct pvalue *v, const char **err);
+bool check_hostname(struct pvalue *v, const char **err);
+bool check_proc_title(struct pvalue *v, const char **err);
+bool check_activedefrag(struct pvalue *v, const char **err);
+bool check_shutdown_flags(struct pvalue *v, const char **err);
+bool check_hz(struct pvalue *v, const char **err);
+
+/* Redis's memtoull(): digits and an optional unit (b k kb m mb g gb). */
+bool parse_memory(const char *s, unsigned long long *out);
+/* Split as Redis's sdssplitargs: quotes, \xHH and the usual escapes.
+ * Returns the number of words (malloc'd, see free_words), -1 on unbalanced
+ * quotes. */
+int split_args(const char *line, char ***words);
+void free_words(char **words, int n);
+
+#endif
