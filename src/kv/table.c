@@ -1,11 +1,9 @@
 /*
  * The per-shard hash table: a swiss table ordered by hash, resized in pieces.
  *
- * Slots come in groups of 16 with one control byte each: CTRL_EMPTY,
- * CTRL_DELETED (a tombstone) or, for a full slot, the low 7 bits of the
- * key's hash. A lookup loads the 16 control bytes of a group into an SSE2
- * register and compares them all at once, so only slots whose 7 bits match
- * are dereferenced.
+ * Slots come in groups of 16 with one control byte each (ringkv/swiss.h):
+ * empty, a tombstone or, for a full slot, the low 7 bits of the key's
+ * hash, compared a whole group at a time with SSE2.
  *
  * A key's home group is its hash scaled to the number of groups (the top
  * 64 bits of hash * ngroups), and probing moves to the next group
@@ -47,60 +45,24 @@
  * scanning recompute them from the key (XXH3 is cheap next to the cache miss
  * of reading the entry, which they need anyway).
  */
-#include <emmintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "ringkv/swiss.h"
 #include "ringkv/table.h"
 
-#define GROUP          16
+#define GROUP          SWISS_GROUP
 #define GROUP_LIMIT    14          /* 7/8 of a group: the load limit */
 #define MIGRATE_GROUPS 4           /* groups moved per insert/remove/step */
 #define RELEASE_GROUPS 2048        /* drained groups of old handed back at once */
 #define MAP_MIN        ((size_t)1 << 20)   /* arrays this big are mmap()ed */
 #define NOT_FOUND      SIZE_MAX
 
-/*
- * Control bytes have the usual swiss-table values (empty 0x80, deleted 0xFE,
- * full 0..0x7F) but are stored XOR 0x80, so that zeroed memory is all empty:
- * allocating a table of millions of slots then writes nothing, and the
- * insert that starts a growth stays cheap. In memory, empty and deleted are
- * the bytes without the top bit.
- */
-#define CTRL_EMPTY     0x80
-#define CTRL_DELETED   0xFE
-#define STORED(c)      ((uint8_t)((c) ^ 0x80))
-
 uint64_t table_hash(const char *key, size_t len) {
     return XXH3_64bits(key, len);
-}
-
-/* ---------------------------------------------------------------- groups */
-
-static inline uint8_t ctrl_h2(uint64_t hash) { return hash & 0x7F; }
-
-static inline __m128i group_load(const uint8_t *ctrl) {
-    return _mm_loadu_si128((const __m128i *)ctrl);
-}
-
-static inline unsigned group_match(__m128i g, uint8_t b) {
-    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(g, _mm_set1_epi8((char)STORED(b))));
-}
-
-static inline unsigned group_empty(const uint8_t *ctrl) {
-    return group_match(group_load(ctrl), CTRL_EMPTY);
-}
-
-static inline unsigned group_full(const uint8_t *ctrl) {
-    return (unsigned)_mm_movemask_epi8(group_load(ctrl));
-}
-
-/* Empty or deleted. */
-static inline unsigned group_free(const uint8_t *ctrl) {
-    return group_full(ctrl) ^ 0xFFFF;
 }
 
 /* ---------------------------------------------------------------- parts */
@@ -185,14 +147,14 @@ static size_t part_find(const struct kv_table_part *p, const char *key, size_t l
                         uint64_t hash, size_t skip) {
     if (!p->used) return NOT_FOUND;
     size_t g = part_wrap(p, part_home(p, hash) + skip);
-    uint8_t h2 = ctrl_h2(hash);
+    uint8_t h2 = swiss_h2(hash);
     for (size_t d = skip; d <= p->max_probe; d++, g = part_wrap(p, g + 1)) {
-        __m128i ctrl = group_load(p->ctrl + g * GROUP);
-        for (unsigned m = group_match(ctrl, h2); m; m &= m - 1) {
-            size_t i = g * GROUP + (size_t)__builtin_ctz(m);
+        __m128i ctrl = swiss_load(p->ctrl + g * GROUP);
+        for (unsigned m = swiss_match(ctrl, h2); m; m &= m - 1) {
+            size_t i = g * GROUP + swiss_first(m);
             if (key_is(p->slots[i], key, len)) return i;
         }
-        if (group_match(ctrl, CTRL_EMPTY)) return NOT_FOUND;
+        if (swiss_match(ctrl, SWISS_EMPTY)) return NOT_FOUND;
     }
     return NOT_FOUND;
 }
@@ -201,11 +163,10 @@ static size_t part_find(const struct kv_table_part *p, const char *key, size_t l
 static void part_place(struct kv_table_part *p, struct kv_entry *e, uint64_t hash) {
     size_t g = part_home(p, hash);
     for (size_t d = 0;; d++, g = part_wrap(p, g + 1)) {
-        unsigned m = group_free(p->ctrl + g * GROUP);
+        unsigned m = swiss_free(p->ctrl + g * GROUP);
         if (!m) continue;
-        size_t i = g * GROUP + (size_t)__builtin_ctz(m);
-        if (p->ctrl[i] == STORED(CTRL_DELETED)) p->tombstones--;
-        p->ctrl[i] = STORED(ctrl_h2(hash));
+        size_t i = g * GROUP + swiss_first(m);
+        if (swiss_set_full(p->ctrl, i, hash)) p->tombstones--;
         p->slots[i] = e;
         p->used++;
         if (d > p->max_probe) p->max_probe = d;
@@ -213,18 +174,8 @@ static void part_place(struct kv_table_part *p, struct kv_entry *e, uint64_t has
     }
 }
 
-/*
- * A group that still has an empty slot has never been full, so no probe
- * sequence runs through it and the slot can become empty again; otherwise
- * it must stay a tombstone to keep later entries reachable.
- */
 static void part_erase(struct kv_table_part *p, size_t i) {
-    if (group_empty(p->ctrl + (i & ~(size_t)(GROUP - 1)))) {
-        p->ctrl[i] = STORED(CTRL_EMPTY);
-    } else {
-        p->ctrl[i] = STORED(CTRL_DELETED);
-        p->tombstones++;
-    }
+    if (swiss_erase(p->ctrl, i)) p->tombstones++;
     p->used--;
 }
 
@@ -247,15 +198,14 @@ static void migrate_group(struct kv_table *t, size_t g) {
     struct kv_table_part *o = &t->old;
     uint8_t *ctrl = o->ctrl + g * GROUP;
     struct kv_entry **slots = o->slots + g * GROUP;
-    unsigned full = group_full(ctrl);
+    unsigned full = swiss_full(ctrl);
     /* Start all the entry cache misses before hashing the first key. */
     for (unsigned m = full; m; m &= m - 1)
-        __builtin_prefetch(slots[__builtin_ctz(m)]);
+        __builtin_prefetch(slots[swiss_first(m)]);
     for (unsigned m = full; m; m &= m - 1) {
-        unsigned i = (unsigned)__builtin_ctz(m);
+        unsigned i = swiss_first(m);
         part_place(&t->cur, slots[i], entry_hash(slots[i]));
-        /* Tombstones, not empties: entries further on may have probed past. */
-        ctrl[i] = STORED(CTRL_DELETED);
+        swiss_set_deleted(ctrl, i);
     }
     size_t n = (size_t)__builtin_popcount(full);
     o->used -= n;
@@ -341,8 +291,8 @@ void table_init(struct kv_table *t) {
 static void part_destroy(struct kv_table_part *p, void (*free_entry)(struct kv_entry *)) {
     if (free_entry && p->used) {
         for (size_t g = 0; g < p->ngroups; g++)
-            for (unsigned m = group_full(p->ctrl + g * GROUP); m; m &= m - 1)
-                free_entry(p->slots[g * GROUP + (size_t)__builtin_ctz(m)]);
+            for (unsigned m = swiss_full(p->ctrl + g * GROUP); m; m &= m - 1)
+                free_entry(p->slots[g * GROUP + swiss_first(m)]);
     }
     part_free(p);
 }
@@ -417,21 +367,21 @@ static void part_scan(const struct kv_table_part *p, uint64_t lo, uint64_t hi,
     if (span > p->ngroups) span = p->ngroups;
     bool aligned = part_group_start(p, g_lo) == lo &&
                    (hi ? g_hi < last && part_group_start(p, g_hi + 1) == hi : g_hi == last);
-    bool clean = homes == p->ngroups || group_empty(p->ctrl + (g_lo ? g_lo - 1 : last) * GROUP);
+    bool clean = homes == p->ngroups || swiss_empty(p->ctrl + (g_lo ? g_lo - 1 : last) * GROUP);
 
     for (size_t k = 0; k < span; k++) {
         size_t g = part_wrap(p, g_lo + k);
         const uint8_t *ctrl = p->ctrl + g * GROUP;
         bool inside = aligned && clean && k < homes;
-        for (unsigned m = group_full(ctrl); m; m &= m - 1) {
-            struct kv_entry *e = p->slots[g * GROUP + (size_t)__builtin_ctz(m)];
+        for (unsigned m = swiss_full(ctrl); m; m &= m - 1) {
+            struct kv_entry *e = p->slots[g * GROUP + swiss_first(m)];
             if (!inside) {
                 uint64_t h = entry_hash(e);
                 if (h < lo || (hi && h >= hi)) continue;
             }
             fn(ud, e);
         }
-        if (group_empty(ctrl)) {
+        if (swiss_empty(ctrl)) {
             if (k + 1 >= homes) break;
             clean = true;
         }
@@ -473,12 +423,12 @@ struct kv_entry *table_random(struct kv_table *t, uint64_t r) {
     }
     size_t start = first * GROUP + (size_t)(r % ((p->ngroups - first) * GROUP));
     size_t g = start / GROUP;
-    unsigned m = group_full(p->ctrl + g * GROUP) & (0xFFFFu << (start % GROUP));
+    unsigned m = swiss_full(p->ctrl + g * GROUP) & (SWISS_ALL << (start % GROUP));
     while (!m) {
         g = part_wrap(p, g + 1);
-        m = group_full(p->ctrl + g * GROUP);
+        m = swiss_full(p->ctrl + g * GROUP);
     }
-    return p->slots[g * GROUP + (size_t)__builtin_ctz(m)];
+    return p->slots[g * GROUP + swiss_first(m)];
 }
 
 size_t table_memory(const struct kv_table *t) {
@@ -502,8 +452,8 @@ void table_prefetch(const struct kv_table *t, uint64_t hash) {
 static inline const struct kv_entry *const *prefetch_match(const struct kv_table_part *p, uint64_t hash) {
     if (!p->used) return NULL;
     size_t g = part_home(p, hash);
-    unsigned m = group_match(group_load(p->ctrl + g * GROUP), ctrl_h2(hash));
-    return m ? (const struct kv_entry *const *)&p->slots[g * GROUP + (size_t)__builtin_ctz(m)] : NULL;
+    unsigned m = swiss_match(swiss_load(p->ctrl + g * GROUP), swiss_h2(hash));
+    return m ? (const struct kv_entry *const *)&p->slots[g * GROUP + swiss_first(m)] : NULL;
 }
 
 void table_prefetch_slot(const struct kv_table *t, uint64_t hash) {

@@ -11,10 +11,11 @@
  * read without its map. Hashes are not stored; whoever needs one (growth,
  * scan) recomputes it from the key with XXH3.
  *
- * Table. Slots come in groups of 16 with one control byte each: CTRL_EMPTY,
- * CTRL_DELETED (a tombstone) or, for a full slot, the low 7 bits of the
- * key's hash; a lookup compares a group's 16 control bytes at once with
- * SSE2 and only dereferences slots whose 7 bits match. Slot pointers and
+ * Table. Slots come in groups of 16 with one control byte each (the swiss
+ * table of ringkv/swiss.h, shared with src/kv/table.c): empty, a tombstone
+ * or, for a full slot, the low 7 bits of the key's hash; a lookup compares
+ * a group's 16 control bytes at once with SSE2 and only dereferences slots
+ * whose 7 bits match. Slot pointers and
  * control bytes share one allocation (pointers first, for alignment): 9
  * bytes a slot, and with the load kept between 7/16 and 7/8 after growth,
  * 10 to 21 bytes of table per element.
@@ -37,16 +38,14 @@
  * every key, prefetching elements a couple of groups ahead: about 17 ns an
  * element, so growing past 900k elements is a stall of ~15 ms.
  */
-#include <emmintrin.h>
 #include <stdlib.h>
 #include <xxhash.h>
 
 #include "ringkv/hashmap.h"
+#include "ringkv/swiss.h"
 
-#define GROUP        16
+#define GROUP        SWISS_GROUP
 #define GROUP_LIMIT  14            /* 7/8 of a group: the load limit */
-#define CTRL_EMPTY   0x80
-#define CTRL_DELETED 0xFE
 #define NOT_FOUND    SIZE_MAX
 #define RANDOM_TRIES 64
 #define REHASH_AHEAD 2             /* groups whose elements are prefetched ahead */
@@ -162,26 +161,7 @@ static inline bool elem_key_is(const struct hm_elem *e, struct slice key) {
     return v.klen == key.len && memcmp(v.key, key.ptr, key.len) == 0;
 }
 
-/* ---------------------------------------------------------------- groups */
-
-static inline uint8_t ctrl_h2(uint64_t hash) { return hash & 0x7F; }
-
-static inline __m128i group_load(const uint8_t *ctrl) {
-    return _mm_loadu_si128((const __m128i *)ctrl);
-}
-
-static inline unsigned group_match(__m128i g, uint8_t b) {
-    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(g, _mm_set1_epi8((char)b)));
-}
-
-static inline unsigned group_empty(const uint8_t *ctrl) {
-    return group_match(group_load(ctrl), CTRL_EMPTY);
-}
-
-/* Full slots are the ones whose control byte has the top bit clear. */
-static inline unsigned group_full(const uint8_t *ctrl) {
-    return (unsigned)_mm_movemask_epi8(group_load(ctrl)) ^ 0xFFFF;
-}
+/* ---------------------------------------------------------------- table */
 
 static inline unsigned map_bits(const struct hashmap *m) {
     return (unsigned)__builtin_ctzll(m->ngroups);
@@ -198,19 +178,17 @@ static size_t table_bytes(size_t ngroups) {
     return ngroups * GROUP * (sizeof(struct hm_elem *) + 1);
 }
 
-/* ---------------------------------------------------------------- table */
-
 static size_t find_slot(const struct hashmap *m, struct slice key, uint64_t hash) {
     if (!m->used) return NOT_FOUND;
     size_t mask = m->ngroups - 1, g = home_group(m, hash);
-    uint8_t h2 = ctrl_h2(hash);
+    uint8_t h2 = swiss_h2(hash);
     for (size_t d = 0; d <= m->max_probe; d++, g = (g + 1) & mask) {
-        __m128i ctrl = group_load(m->ctrl + g * GROUP);
-        for (unsigned bits = group_match(ctrl, h2); bits; bits &= bits - 1) {
-            size_t i = g * GROUP + (size_t)__builtin_ctz(bits);
+        __m128i ctrl = swiss_load(m->ctrl + g * GROUP);
+        for (unsigned bits = swiss_match(ctrl, h2); bits; bits &= bits - 1) {
+            size_t i = g * GROUP + swiss_first(bits);
             if (elem_key_is(m->slots[i], key)) return i;
         }
-        if (group_match(ctrl, CTRL_EMPTY)) return NOT_FOUND;
+        if (swiss_match(ctrl, SWISS_EMPTY)) return NOT_FOUND;
     }
     return NOT_FOUND;
 }
@@ -219,11 +197,10 @@ static size_t find_slot(const struct hashmap *m, struct slice key, uint64_t hash
 static void place(struct hashmap *m, struct hm_elem *e, uint64_t hash) {
     size_t mask = m->ngroups - 1, g = home_group(m, hash);
     for (size_t d = 0;; d++, g = (g + 1) & mask) {
-        unsigned free_slots = group_full(m->ctrl + g * GROUP) ^ 0xFFFF;
+        unsigned free_slots = swiss_free(m->ctrl + g * GROUP);
         if (!free_slots) continue;
-        size_t i = g * GROUP + (size_t)__builtin_ctz(free_slots);
-        if (m->ctrl[i] == CTRL_DELETED) m->tombstones--;
-        m->ctrl[i] = ctrl_h2(hash);
+        size_t i = g * GROUP + swiss_first(free_slots);
+        if (swiss_set_full(m->ctrl, i, hash)) m->tombstones--;
         m->slots[i] = e;
         m->used++;
         if (d > m->max_probe) m->max_probe = d;
@@ -231,16 +208,8 @@ static void place(struct hashmap *m, struct hm_elem *e, uint64_t hash) {
     }
 }
 
-/* A group that still has an empty slot has never been full, so no probe
- * ran past it and the slot can be empty again; otherwise it must stay a
- * tombstone to keep later elements reachable. */
 static void erase_slot(struct hashmap *m, size_t i) {
-    if (group_empty(m->ctrl + (i & ~(size_t)(GROUP - 1)))) {
-        m->ctrl[i] = CTRL_EMPTY;
-    } else {
-        m->ctrl[i] = CTRL_DELETED;
-        m->tombstones++;
-    }
+    if (swiss_erase(m->ctrl, i)) m->tombstones++;
     m->used--;
 }
 
@@ -248,7 +217,7 @@ static void alloc_table(struct hashmap *m, size_t ngroups) {
     char *block = rk_malloc(table_bytes(ngroups));
     m->slots = (struct hm_elem **)block;
     m->ctrl = (uint8_t *)(block + ngroups * GROUP * sizeof(struct hm_elem *));
-    memset(m->ctrl, CTRL_EMPTY, ngroups * GROUP);
+    memset(m->ctrl, 0, ngroups * GROUP);   /* all empty */
     m->ngroups = ngroups;
     m->used = m->tombstones = m->max_probe = 0;
 }
@@ -272,13 +241,13 @@ static void rebuild(struct hashmap *m, size_t ngroups) {
         if (g + REHASH_AHEAD < old_groups) {
             size_t ahead = g + REHASH_AHEAD;
             struct hm_elem **slots = old_slots + ahead * GROUP;
-            for (unsigned bits = group_full(old_ctrl + ahead * GROUP); bits; bits &= bits - 1)
-                __builtin_prefetch(slots[__builtin_ctz(bits)]);
+            for (unsigned bits = swiss_full(old_ctrl + ahead * GROUP); bits; bits &= bits - 1)
+                __builtin_prefetch(slots[swiss_first(bits)]);
         }
         if (g >= old_groups) break;
         struct hm_elem **slots = old_slots + g * GROUP;
-        for (unsigned bits = group_full(old_ctrl + g * GROUP); bits; bits &= bits - 1) {
-            struct hm_elem *e = slots[__builtin_ctz(bits)];
+        for (unsigned bits = swiss_full(old_ctrl + g * GROUP); bits; bits &= bits - 1) {
+            struct hm_elem *e = slots[swiss_first(bits)];
             place(m, e, elem_hash(e));
         }
     }
@@ -311,8 +280,8 @@ struct hashmap *hashmap_new(bool has_values) {
 void hashmap_free(struct hashmap *m) {
     if (!m) return;
     for (size_t g = 0; g < m->ngroups; g++)
-        for (unsigned bits = group_full(m->ctrl + g * GROUP); bits; bits &= bits - 1)
-            free(m->slots[g * GROUP + (size_t)__builtin_ctz(bits)]);
+        for (unsigned bits = swiss_full(m->ctrl + g * GROUP); bits; bits &= bits - 1)
+            free(m->slots[g * GROUP + swiss_first(bits)]);
     free(m->slots);
     free(m);
 }
@@ -401,10 +370,10 @@ const struct hm_elem *hashmap_random(const struct hashmap *m, uint64_t r) {
     size_t nslots = m->ngroups * GROUP, i = 0;
     for (int t = 0; t < RANDOM_TRIES; t++) {
         i = (size_t)(r % nslots);
-        if (m->ctrl[i] < CTRL_EMPTY) return m->slots[i];
+        if (swiss_is_full(m->ctrl[i])) return m->slots[i];
         r = mix64(r);
     }
-    while (m->ctrl[i] >= CTRL_EMPTY) i = (i + 1) % nslots;
+    while (!swiss_is_full(m->ctrl[i])) i = (i + 1) % nslots;
     return m->slots[i];
 }
 
@@ -425,12 +394,12 @@ static void scan_range(const struct hashmap *m, uint64_t lo, uint64_t hi,
     for (size_t k = 0; k < span; k++) {
         size_t g = (g_lo + k) & mask;
         const uint8_t *ctrl = m->ctrl + g * GROUP;
-        for (unsigned bits = group_full(ctrl); bits; bits &= bits - 1) {
-            const struct hm_elem *e = m->slots[g * GROUP + (size_t)__builtin_ctz(bits)];
+        for (unsigned bits = swiss_full(ctrl); bits; bits &= bits - 1) {
+            const struct hm_elem *e = m->slots[g * GROUP + swiss_first(bits)];
             uint64_t h = elem_hash(e);
             if (h >= lo && (!hi || h < hi)) fn(ud, e);
         }
-        if (k + 1 >= homes && group_empty(ctrl)) break;
+        if (k + 1 >= homes && swiss_empty(ctrl)) break;
     }
 }
 
@@ -452,7 +421,7 @@ const struct hm_elem *hashmap_iter_next(struct hashmap_iter *it) {
     size_t nslots = m->ngroups * GROUP;
     while (it->pos < nslots) {
         size_t i = it->pos++;
-        if (m->ctrl[i] < CTRL_EMPTY) return m->slots[i];
+        if (swiss_is_full(m->ctrl[i])) return m->slots[i];
     }
     return NULL;
 }
