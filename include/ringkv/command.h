@@ -11,6 +11,8 @@
 #ifndef RINGKV_COMMAND_H
 #define RINGKV_COMMAND_H
 
+#include <stdatomic.h>
+
 #include "ringkv/common.h"
 #include "ringkv/reply.h"
 
@@ -36,7 +38,11 @@ typedef void (*command_proc)(struct cmd_ctx *c);
 #define CMD_NOSCRIPT   (1u << 10)
 #define CMD_BLOCKING   (1u << 11)
 #define CMD_MOVABLEKEYS (1u << 12) /* key positions depend on arguments: keys_fn decides */
-#define CMD_SENTINEL   (1u << 13)
+#define CMD_SENTINEL   (1u << 13)   /* available in sentinel mode (not reported, as in Redis) */
+#define CMD_NO_MULTI   (1u << 16)   /* not allowed inside MULTI */
+#define CMD_ALLOW_BUSY (1u << 17)   /* allowed while a script is busy */
+#define CMD_TXCTL      (1u << 14) /* MULTI EXEC DISCARD WATCH: the connection layer runs them, never queued */
+#define CMD_IDENTITY   (1u << 15) /* runs where its keys are held with the client's identity (WATCH): never forwarded */
 
 /* Key-spec flags (Redis's CMD_KEY_*): how a command uses each key, as
  * COMMAND INFO and COMMAND GETKEYSANDFLAGS name them. */
@@ -117,6 +123,17 @@ struct cmd_ctx {
     long long block_timeout_ms;  /* out: the wait's timeout (0 = forever) */
 };
 
+/* After a handler ran: tell WATCH which keys a write command touched.
+ * Costs one flag test and, for writes, one relaxed load while nobody
+ * watches anything. */
+void ctx_wrote_slow(struct cmd_ctx *c);
+extern _Atomic long rk_watch_records;
+static inline void ctx_wrote(struct cmd_ctx *c) {
+    if (RK_UNLIKELY(c->cmd->flags & CMD_WRITE) && !c->block &&
+        RK_UNLIKELY(atomic_load_explicit(&rk_watch_records, memory_order_relaxed) != 0))
+        ctx_wrote_slow(c);
+}
+
 /* For a blocking command that found nothing to serve: register the client
  * on key (call for each key) and set c->block. */
 void ctx_block_on(struct cmd_ctx *c, struct slice key);
@@ -189,6 +206,7 @@ extern const struct command list_commands[];
 extern const struct command hash_commands[];
 extern const struct command set_commands[];
 extern const struct command zset_commands[];
+extern const struct command multi_commands[];
 
 /* Positions of a command's key arguments; returns the number of keys. */
 int command_key_positions(const struct command *cmd, int argc, const struct slice *argv, int *pos, int maxpos);

@@ -1,8 +1,8 @@
 /* Every command handler, as X(name). Included by command.h with a definition of X. */
 /* src/cmd/cmd_conn.c: connection */
 X(cmd_ping) X(cmd_echo) X(cmd_quit) X(cmd_select) X(cmd_hello) X(cmd_auth) X(cmd_client) X(cmd_client_gather) X(cmd_reset)
-/* src/cmd/cmd_server.c: server */
-X(cmd_command) X(cmd_config) X(cmd_info) X(cmd_time)
+/* src/cmd/cmd_command.c, cmd_memory.c, cmd_server.c: server */
+X(cmd_command) X(cmd_memory) X(cmd_memory_gather) X(cmd_config) X(cmd_info) X(cmd_time)
 X(cmd_shutdown) X(cmd_debug) X(cmd_lastsave)
 /* src/cmd/cmd_keys.c: generic keyspace */
 X(cmd_del) X(cmd_unlink) X(cmd_exists) X(cmd_touch) X(cmd_type) X(cmd_keys) X(cmd_scan) X(cmd_randomkey)
@@ -14,3 +14,5 @@ X(cmd_dbsize) X(cmd_flushdb) X(cmd_flushall)
 X(cmd_get) X(cmd_set) X(cmd_setnx) X(cmd_setex) X(cmd_psetex) X(cmd_getset) X(cmd_getdel) X(cmd_getex)
 X(cmd_mget) X(cmd_mset) X(cmd_msetnx) X(cmd_append) X(cmd_strlen) X(cmd_getrange) X(cmd_setrange)
 X(cmd_incr) X(cmd_decr) X(cmd_incrby) X(cmd_decrby) X(cmd_incrbyfloat)
+/* src/cmd/cmd_multi.c: transactions */
+X(cmd_multi) X(cmd_exec) X(cmd_discard) X(cmd_watch) X(cmd_unwatch)

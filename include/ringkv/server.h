@@ -25,6 +25,7 @@
 
 struct worker;
 struct tx;
+struct multi_queue;
 
 /* Per-client ordering of replies while commands are out on other shards. */
 struct pending_reply {
@@ -95,6 +96,11 @@ struct client {
     long long block_deadline_ms;   /* 0: not blocked yet; LLONG_MAX: no timeout */
     bool block_timed_out;
     struct client *next_blocked;   /* w->blocked */
+    /* MULTI/EXEC and WATCH */
+    struct multi_queue *multi;     /* non-NULL between MULTI and EXEC/DISCARD */
+    uint32_t watch_seq;            /* watch epoch: records of older epochs are stale */
+    uint64_t watch_mask;           /* shards of the watched keys */
+    bool watch_dirty;              /* a watched key was touched: EXEC fails */
     char addr[64], laddr[64];
 };
 
@@ -106,6 +112,7 @@ enum xmsg_type {
     XM_LOCKED,       /* granted (back to the coordinator) */
     XM_UNLOCK,       /* the transaction is done with the shard */
     XM_READY,        /* a key a client of the target waits on may serve it now */
+    XM_WATCH,        /* a key a client of the target watches was touched */
 };
 
 struct xmsg {
@@ -118,7 +125,7 @@ struct xmsg {
     struct rbuf req;     /* XM_BATCH: encoded commands */
     struct rbuf rep;     /* XM_BATCH_DONE: encoded replies */
     uint32_t ncmds;
-    struct block_record ready;   /* XM_READY */
+    struct block_record ready;   /* XM_READY, XM_WATCH */
 };
 
 struct worker_stats {
@@ -248,8 +255,9 @@ struct tx_request {
     /* CMD_BLOCKING: the command stays in the client's input until served */
     bool blocking;
     bool timed_out;                  /* the wait is over: reply the timeout reply */
-    struct block_record waiter;      /* who waits if it blocks */
+    struct block_record waiter;      /* who waits if it blocks (or watches: CMD_IDENTITY) */
     size_t cmd_len;                  /* its bytes in the client's input */
+    struct multi_queue *exec;        /* EXEC: the queue to run (the transaction owns it) */
 };
 
 /* What the transaction's command did. */
@@ -288,6 +296,12 @@ void clients_wake_ready(struct worker *w);
 long long clients_block_cron(struct worker *w);   /* returns the next deadline, or LLONG_MAX */
 void block_notify(struct cmd_ctx *c, const struct block_record *r);
 bool block_record_alive(struct cmd_ctx *c, const struct block_record *r);
+
+/* multi.c: transactions, the connection side */
+void client_unwatch(struct client *c);
+void client_reset_transaction(struct client *c);   /* RESET */
+void watch_notify(struct cmd_ctx *c, const struct block_record *r);
+void client_watch_touched(struct worker *w, const struct block_record *r);
 
 /* client.c: reply ordering */
 uint32_t client_reserve_reply(struct client *c);

@@ -139,6 +139,7 @@ void cmd_reset(struct cmd_ctx *c) {
     cl->resp = 2;
     set_name(&cl->name, (struct slice){0});
     if (current_password()) cl->flags &= ~CF_AUTHED;
+    client_reset_transaction(cl);
     reply_simple(&c->r, "RESET");
 }
 

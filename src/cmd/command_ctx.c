@@ -5,6 +5,9 @@
  * connection's thread, a forwarded batch, or a transaction's coordinator.
  */
 #include "ringkv/server.h"
+#include "ringkv/util.h"
+
+#include <stdlib.h>
 
 void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
               int argc, struct slice *argv, int db, uint8_t resp, struct rbuf *out) {
@@ -33,4 +36,33 @@ void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
 void ctx_block_on(struct cmd_ctx *c, struct slice key) {
     if (c->waiter) db_block_on(c, key, c->waiter);
     c->block = true;
+}
+
+/* Which watched keys a write command touched: its keys, or whole databases
+ * for FLUSHDB/FLUSHALL/SWAPDB. Commands that found nothing to change touch
+ * their keys too: a WATCH may fail where Redis's would not, never the other
+ * way round. */
+void ctx_wrote_slow(struct cmd_ctx *c) {
+    const struct command *cmd = c->cmd;
+    if (cmd->proc == cmd_flushall) { db_touch_watched_db(c, -1); return; }
+    if (cmd->proc == cmd_flushdb) { db_touch_watched_db(c, c->db); return; }
+    if (cmd->proc == cmd_swapdb) {
+        long long a, b;
+        if (c->argc == 3 && str_to_ll(c->argv[1].ptr, c->argv[1].len, &a) &&
+            str_to_ll(c->argv[2].ptr, c->argv[2].len, &b)) {
+            db_touch_watched_db(c, (int)a);
+            db_touch_watched_db(c, (int)b);
+        }
+        return;
+    }
+    int small[16];
+    int *pos = c->argc <= 16 ? small : rk_malloc((size_t)c->argc * sizeof *pos);
+    int n = command_key_positions(cmd, c->argc, c->argv, pos, c->argc);
+    for (int i = 0; i < n; i++) db_touch_watched(c, c->db, c->argv[pos[i]]);
+    if (cmd->proc == cmd_move && c->argc == 3) {
+        long long to;
+        if (str_to_ll(c->argv[2].ptr, c->argv[2].len, &to) && to >= 0 && to < (long long)c->shard->ndb)
+            db_touch_watched(c, (int)to, c->argv[1]);
+    }
+    if (pos != small) free(pos);
 }

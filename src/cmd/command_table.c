@@ -8,7 +8,13 @@
  * flags and routing. A subcommand without a handler uses its parent's.
  *
  * Lookup is a small open-addressing table over the lowercased name, built
- * once at start.
+ * once at start. The data-type modules define their own groups of commands
+ * (cmd_<type>.c); `groups` below lists every group, this file's included.
+ *
+ * Each command, subcommands included, also gets a dense index (the order of
+ * the table, each container followed by its subcommands), found from its
+ * address through a second small table: per-command statistics are arrays
+ * indexed by it (command_stats.c).
  */
 #include "ringkv/command.h"
 #include "ringkv/command_def.h"
@@ -17,24 +23,24 @@
 #include <stdlib.h>
 
 static const struct command client_subs[] = {
-    CMD("client|id", 2, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns the unique client ID of the connection.", "5.0.0", "connection", "O(1)", NULL),
-    CMD("client|setname", 3, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Sets the connection name.", "2.6.9", "connection", "O(1)",
+    CMD("client|id", 2, CMD_CONN | CMD_NOSCRIPT | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns the unique client ID of the connection.", "5.0.0", "connection", "O(1)", NULL),
+    CMD("client|setname", 3, CMD_CONN | CMD_NOSCRIPT | L, 0, 0, 0, cmd_client, "@slow @connection", "Sets the connection name.", "2.6.9", "connection", "O(1)",
         "connection-name:string"),
-    CMD("client|getname", 2, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns the name of the connection.", "2.6.9", "connection", "O(1)", NULL),
-    CMD("client|info", 2, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns information about the connection.", "6.2.0", "connection", "O(1)", NULL),
-    CMD("client|setinfo", 4, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Sets information specific to the client or connection.", "7.2.0", "connection", "O(1)",
+    CMD("client|getname", 2, CMD_CONN | CMD_NOSCRIPT | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns the name of the connection.", "2.6.9", "connection", "O(1)", NULL),
+    CMD("client|info", 2, CMD_CONN | CMD_NOSCRIPT | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns information about the connection.", "6.2.0", "connection", "O(1)", NULL),
+    CMD("client|setinfo", 4, CMD_CONN | CMD_NOSCRIPT | L, 0, 0, 0, cmd_client, "@slow @connection", "Sets information specific to the client or connection.", "7.2.0", "connection", "O(1)",
         "attr:oneof(libname:string=LIB-NAME libver:string=LIB-VER)"),   /* 7.2's: 7.0 has no SETINFO */
-    CMD("client|no-evict", 3, CMD_CONN | A | L, 0, 0, 0, cmd_client, "@admin @slow @dangerous @connection", "Sets the client eviction mode of the connection.", "7.0.0", "connection", "O(1)",
+    CMD("client|no-evict", 3, CMD_CONN | CMD_NOSCRIPT | A | L, 0, 0, 0, cmd_client, "@admin @slow @dangerous @connection", "Sets the client eviction mode of the connection.", "7.0.0", "connection", "O(1)",
         "enabled:oneof(on:pure-token=ON off:pure-token=OFF)"),
-    CMD("client|reply", 3, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Instructs the server whether to reply to commands.", "3.2.0", "connection", "O(1)",
+    CMD("client|reply", 3, CMD_CONN | CMD_NOSCRIPT | L, 0, 0, 0, cmd_client, "@slow @connection", "Instructs the server whether to reply to commands.", "3.2.0", "connection", "O(1)",
         "on_off_skip:oneof(on:pure-token=ON off:pure-token=OFF skip:pure-token=SKIP)"),
     CMD("client|help", 2, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns helpful text about the different subcommands.", "5.0.0", "connection", "O(1)", NULL),
-    { "client|list", -2, CMD_CONN | CMD_ALLSHARDS | A | L, 0, 0, 0, cmd_client, NULL, "@admin @slow @dangerous @connection",
+    { "client|list", -2, CMD_CONN | CMD_NOSCRIPT | CMD_ALLSHARDS | A | L, 0, 0, 0, cmd_client, NULL, "@admin @slow @dangerous @connection",
       "Lists open connections.", "2.4.0", "connection", "O(N) where N is the number of client connections",
       "[normal_master_replica_pubsub:oneof=TYPE@5.0.0(normal:pure-token=NORMAL master:pure-token=MASTER "
       "replica:pure-token=REPLICA pubsub:pure-token=PUBSUB)] [id:block=ID@6.2.0(client-id:integer ...)]",
       NULL, cmd_client_gather },
-    { "client|kill", -3, CMD_CONN | CMD_ALLSHARDS | A | L, 0, 0, 0, cmd_client, NULL, "@admin @slow @dangerous @connection",
+    { "client|kill", -3, CMD_CONN | CMD_NOSCRIPT | CMD_ALLSHARDS | A | L, 0, 0, 0, cmd_client, NULL, "@admin @slow @dangerous @connection",
       "Terminates open connections.", "2.4.0", "connection", "O(N) where N is the number of client connections",
       /* the old form CLIENT KILL ip:port, or filters */
       "filter:oneof(ip:port:string!2.8.12 new-format:oneof([client-id:integer=ID@2.8.12] "
@@ -64,7 +70,8 @@ static const struct command command_subs[] = {
         "[command-name:string ...]"),
     CMD("command|list", -2, L, 0, 0, 0, cmd_command, "@slow @connection", "Returns a list of command names.", "7.0.0", "server", "O(N) where N is the total number of Redis commands",
         "[filterby:oneof=FILTERBY(module-name:string=MODULE category:string=ACLCAT pattern:pattern=PATTERN)]"),
-    CMD("command|getkeys", -3, L, 0, 0, 0, cmd_command, "@slow @connection", "Extracts the key names from an arbitrary command.", "2.8.13", "server", "O(N) where N is the number of arguments to the command", NULL),
+    CMD("command|getkeys", -4, L, 0, 0, 0, cmd_command, "@slow @connection", "Extracts the key names from an arbitrary command.", "2.8.13", "server", "O(N) where N is the number of arguments to the command", NULL),
+    CMD("command|getkeysandflags", -4, L, 0, 0, 0, cmd_command, "@slow @connection", "Extracts the key names and access flags for an arbitrary command.", "7.0.0", "server", "O(N) where N is the number of arguments to the command", NULL),
     CMD("command|help", 2, L, 0, 0, 0, cmd_command, "@slow @connection", "Returns helpful text about the different subcommands.", "5.0.0", "server", "O(1)", NULL),
     { 0 }
 };
@@ -82,21 +89,39 @@ static const struct command object_subs[] = {
     { 0 }
 };
 
+/* MEMORY STATS and DOCTOR add up every thread's clients, and PURGE has each
+ * thread's allocator heap give memory back: cmd_memory_gather runs on every
+ * thread first (per_shard). */
+#define MEMORY_ALL(name, summary, cx) \
+    { name, 2, CMD_ALLSHARDS, 0, 0, 0, cmd_memory, NULL, "@slow", summary, "4.0.0", "server", cx, NULL, NULL, \
+      cmd_memory_gather }
+
+static const struct command memory_subs[] = {
+    MEMORY_ALL("memory|doctor", "Outputs a memory problems report.", "O(1)"),
+    CMD("memory|help", 2, L, 0, 0, 0, cmd_memory, "@slow", "Returns helpful text about the different subcommands.", "4.0.0", "server", "O(1)", NULL),
+    CMD("memory|malloc-stats", 2, 0, 0, 0, 0, cmd_memory, "@slow", "Returns the allocator statistics.", "4.0.0", "server", "Depends on how much memory is allocated, could be slow", NULL),
+    MEMORY_ALL("memory|purge", "Asks the allocator to release memory.", "Depends on how much memory is allocated, could be slow"),
+    MEMORY_ALL("memory|stats", "Returns details about memory usage.", "O(1)"),
+    CMD("memory|usage", -3, R, 2, 2, 1, cmd_memory, "@read @slow", "Estimates the memory usage of a key.", "4.0.0", "server", "O(N) where N is the number of samples.",
+        "key:key [count:integer=SAMPLES]"),
+    { 0 }
+};
+
 static const struct command commands[] = {
     /* connection */
     CMD("ping", -1, F | CMD_SENTINEL, 0, 0, 0, cmd_ping, "@fast @connection", "Returns the server's liveliness response.", "1.0.0", "connection", "O(1)",
         "[message:string]"),
-    CMD("echo", 2, F, 0, 0, 0, cmd_echo, "@fast @connection", "Returns the given string.", "1.0.0", "connection", "O(1)",
+    CMD("echo", 2, F | L, 0, 0, 0, cmd_echo, "@fast @connection", "Returns the given string.", "1.0.0", "connection", "O(1)",
         "message:string"),
-    CMD("quit", -1, CMD_CONN | CMD_NOAUTH | F | L | CMD_NOSCRIPT, 0, 0, 0, cmd_quit, "@fast @connection", "Closes the connection.", "1.0.0", "connection", "O(1)", NULL),
+    CMD("quit", -1, CMD_CONN | CMD_NOAUTH | F | L | CMD_NOSCRIPT | CMD_ALLOW_BUSY, 0, 0, 0, cmd_quit, "@fast @connection", "Closes the connection.", "1.0.0", "connection", "O(1)", NULL),
     CMD("select", 2, CMD_CONN | F | L, 0, 0, 0, cmd_select, "@fast @connection", "Changes the selected database.", "1.0.0", "connection", "O(1)",
         "index:integer"),
-    CMD("hello", -1, CMD_CONN | CMD_NOAUTH | F | L | CMD_NOSCRIPT | CMD_SENTINEL, 0, 0, 0, cmd_hello, "@fast @connection", "Handshakes with the Redis server.", "6.0.0", "connection", "O(1)",
+    CMD("hello", -1, CMD_CONN | CMD_NOAUTH | F | L | CMD_NOSCRIPT | CMD_SENTINEL | CMD_ALLOW_BUSY, 0, 0, 0, cmd_hello, "@fast @connection", "Handshakes with the Redis server.", "6.0.0", "connection", "O(1)",
         "[arguments:block(protover:integer [username_password:block=AUTH(username:string password:string)] "
         "[clientname:string=SETNAME])]"),
-    CMD("auth", -2, CMD_CONN | CMD_NOAUTH | F | L | CMD_NOSCRIPT | CMD_SENTINEL, 0, 0, 0, cmd_auth, "@fast @connection", "Authenticates the connection.", "1.0.0", "connection", "O(N) where N is the number of passwords defined for the user",
+    CMD("auth", -2, CMD_CONN | CMD_NOAUTH | F | L | CMD_NOSCRIPT | CMD_SENTINEL | CMD_ALLOW_BUSY, 0, 0, 0, cmd_auth, "@fast @connection", "Authenticates the connection.", "1.0.0", "connection", "O(N) where N is the number of passwords defined for the user",
         "[username:string@6.0.0] password:string"),
-    CMD("reset", 1, CMD_CONN | CMD_NOAUTH | F | L | CMD_NOSCRIPT, 0, 0, 0, cmd_reset, "@fast @connection", "Resets the connection.", "6.2.0", "connection", "O(1)", NULL),
+    CMD("reset", 1, CMD_CONN | CMD_NOAUTH | F | L | CMD_NOSCRIPT | CMD_ALLOW_BUSY, 0, 0, 0, cmd_reset, "@fast @connection", "Resets the connection.", "6.2.0", "connection", "O(1)", NULL),
     CONTAINER("client", client_subs, "@slow", "A container for client connection commands.", "2.4.0", "connection"),
     /* server */
     { "command", -1, L, 0, 0, 0, cmd_command, NULL, "@slow @connection", "Returns detailed information about all commands.", "2.8.13", "server", "O(N) where N is the total number of Redis commands", NULL, command_subs, NULL },
@@ -109,10 +134,11 @@ static const struct command commands[] = {
     CMD("flushall", -1, W | CMD_ALLSHARDS, 0, 0, 0, cmd_flushall, "@keyspace @write @slow @dangerous", "Removes all keys from all databases.", "1.0.0", "server", "O(N) where N is the total number of keys in all databases",
         "[async:oneof(async:pure-token=ASYNC@4.0.0 sync:pure-token=SYNC@6.2.0)]"),
     CMD("time", 1, F | L, 0, 0, 0, cmd_time, "@fast", "Returns the server time.", "2.6.0", "server", "O(1)", NULL),
-    CMD("lastsave", 1, F | L, 0, 0, 0, cmd_lastsave, "@fast @dangerous", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0", "server", "O(1)", NULL),
-    CMD("shutdown", -1, A | L | CMD_NOSCRIPT | CMD_SENTINEL, 0, 0, 0, cmd_shutdown, "@admin @slow @dangerous", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0", "server", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+    CMD("lastsave", 1, F | L, 0, 0, 0, cmd_lastsave, "@admin @fast @dangerous", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0", "server", "O(1)", NULL),
+    CMD("shutdown", -1, A | L | CMD_NOSCRIPT | CMD_SENTINEL | CMD_NO_MULTI | CMD_ALLOW_BUSY, 0, 0, 0, cmd_shutdown, "@admin @slow @dangerous", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0", "server", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
         "[nosave_save:oneof(nosave:pure-token=NOSAVE save:pure-token=SAVE)] [now:pure-token=NOW@7.0.0] "
         "[force:pure-token=FORCE@7.0.0] [abort:pure-token=ABORT@7.0.0]"),
+    CONTAINER("memory", memory_subs, "@slow", "A container for memory diagnostics commands.", "4.0.0", "server"),
     CMD("debug", -2, A | L | CMD_NOSCRIPT | CMD_ALLSHARDS, 0, 0, 0, cmd_debug, "@admin @slow @dangerous", "A container for debugging commands.", "1.0.0", "server", "Depends on subcommand.", NULL),
     /* keys */
     CMD("del", -2, W, 1, -1, 1, cmd_del, "@keyspace @write @slow", "Deletes one or more keys.", "1.0.0", "generic", "O(N) where N is the number of keys that will be removed.",
@@ -210,17 +236,13 @@ static const struct command commands[] = {
         "key:key decrement:integer"),
     CMD("incrbyfloat", 3, W | D | F, 1, 1, 1, cmd_incrbyfloat, "@write @string @fast", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", "2.6.0", "string", "O(1)",
         "key:key increment:double"),
+    CMD_END
 };
 
-/*
- * Command groups of the data-type modules: each src/cmd/cmd_<type>.c defines
- * its array, ended by an entry whose name is NULL. The references are weak,
- * so a type whose module is not built yet just adds no commands.
- */
-extern const struct command list_commands[] __attribute__((weak));
-extern const struct command hash_commands[] __attribute__((weak));
-extern const struct command set_commands[] __attribute__((weak));
-extern const struct command zset_commands[] __attribute__((weak));
+/* Every group of commands, each ended by an entry whose name is NULL. */
+static const struct command *const groups[] = {
+    commands, list_commands, hash_commands, set_commands, zset_commands, multi_commands,
+};
 
 #define MAX_COMMANDS 400
 static const struct command *all_commands[MAX_COMMANDS];
@@ -230,6 +252,35 @@ static void add_command(const struct command *cmd) {
     if (ncommands == MAX_COMMANDS) abort();   /* raise MAX_COMMANDS */
     all_commands[ncommands++] = cmd;
 }
+
+/* ---- indexes ---- */
+
+#define INDEX_SLOTS 1024   /* power of two, at least twice COMMAND_IDS_MAX */
+static struct { const struct command *cmd; int index; } index_table[INDEX_SLOTS];
+static const struct command *by_index[COMMAND_IDS_MAX];
+static size_t nindexes;
+
+static uint32_t address_slot(const struct command *cmd) {
+    return (uint32_t)(((uintptr_t)cmd * 0x9E3779B97F4A7C15ull) >> 54) & (INDEX_SLOTS - 1);
+}
+
+static void add_index(const struct command *cmd) {
+    if (nindexes == COMMAND_IDS_MAX) abort();   /* raise COMMAND_IDS_MAX */
+    uint32_t h = address_slot(cmd);
+    while (index_table[h].cmd) h = (h + 1) & (INDEX_SLOTS - 1);
+    index_table[h].cmd = cmd;
+    index_table[h].index = (int)nindexes;
+    by_index[nindexes++] = cmd;
+}
+
+int command_index(const struct command *cmd) {
+    for (uint32_t h = address_slot(cmd); index_table[h].cmd; h = (h + 1) & (INDEX_SLOTS - 1))
+        if (index_table[h].cmd == cmd) return index_table[h].index;
+    return -1;
+}
+
+size_t command_index_count(void) { return nindexes; }
+const struct command *command_by_index(size_t i) { return i < nindexes ? by_index[i] : NULL; }
 
 /* ---- lookup ---- */
 
@@ -246,16 +297,17 @@ void command_table_init(void) {
     static bool done;
     if (done) return;
     done = true;
-    for (size_t i = 0; i < RK_ARRAY_LEN(commands); i++) add_command(&commands[i]);
-    const struct command *groups[] = { list_commands, hash_commands, set_commands, zset_commands };
     for (size_t g = 0; g < RK_ARRAY_LEN(groups); g++)
-        for (const struct command *cmd = groups[g]; cmd && cmd->name; cmd++) add_command(cmd);
+        for (const struct command *cmd = groups[g]; cmd->name; cmd++) add_command(cmd);
     for (size_t i = 0; i < ncommands; i++) {
         const struct command *cmd = all_commands[i];
         uint32_t h = name_hash(cmd->name, strlen(cmd->name)) & (LOOKUP_SIZE - 1);
         while (lookup_table[h]) h = (h + 1) & (LOOKUP_SIZE - 1);
         lookup_table[h] = cmd;
+        add_index(cmd);
+        for (const struct command *sub = cmd->subcommands; sub && sub->name; sub++) add_index(sub);
     }
+    memory_note_startup();
 }
 
 /* Pipelines repeat one command: remember the last name as it was sent. */

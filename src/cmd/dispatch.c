@@ -10,8 +10,8 @@
  *     (CMD_ALLSHARDS, or a per_shard hook): a cross-shard transaction
  *     (ROUTE_TX).
  *
- * Blocking commands are never forwarded: they run where all their keys are
- * held, locally or as a transaction. The connection layer (client.c) acts
+ * Blocking commands and WATCH are never forwarded: they run where all their
+ * keys are held, locally or as a transaction, with the client's identity. The connection layer (client.c) acts
  * on the verdict. With one thread every command routes locally, except those
  * with a per_shard hook (CLIENT LIST/KILL), which take the transaction path
  * to run it.
@@ -89,7 +89,7 @@ void dispatch_route(struct route *rt, int argc, const struct slice *argv, bool a
     rt->keyspace = mask != 0 || (cmd->flags & CMD_ALLSHARDS);
     if (mask == 0 || (mask == self && !cmd->per_shard)) {
         rt->kind = ROUTE_LOCAL;
-    } else if ((mask & (mask - 1)) == 0 && !(cmd->flags & (CMD_ALLSHARDS | CMD_BLOCKING))) {
+    } else if ((mask & (mask - 1)) == 0 && !(cmd->flags & (CMD_ALLSHARDS | CMD_BLOCKING | CMD_IDENTITY))) {
         rt->kind = ROUTE_FORWARD;
         rt->target = (unsigned)__builtin_ctzll(mask);
     } else {
@@ -127,6 +127,7 @@ void reply_wrong_arity(struct reply *r, const char *name) {
 }
 
 void dispatch_reply_error(struct reply *r, const struct route *rt, int argc, const struct slice *argv) {
+    if (rt->kind == ROUTE_NOAUTH || rt->kind == ROUTE_ARITY) command_rejected(rt->cmd);   /* INFO rejected_calls */
     switch (rt->kind) {
     case ROUTE_UNKNOWN: reply_unknown_command(r, argc, argv); break;
     case ROUTE_UNKNOWN_SUB: reply_unknown_subcommand(r, rt->cmd, argv); break;

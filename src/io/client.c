@@ -29,6 +29,7 @@
 #include "ringkv/server.h"
 #include "ringkv/config.h"
 #include "ringkv/dispatch.h"
+#include "ringkv/multi.h"
 #include "ringkv/util.h"
 
 #include <arpa/inet.h>
@@ -141,6 +142,7 @@ void client_free_now(struct client *c) {
         rbuf_free(&c->rq->bytes);
         free(c->rq);
     }
+    multi_queue_free(c->multi);
     free(c->name);
     free(c->lib_name);
     free(c->lib_ver);
@@ -182,18 +184,16 @@ static void protocol_error(struct client *c, const char *msg) {
  * bounds the replies that can pile up for a client that does not read. */
 #define MAX_INFLIGHT 128
 
-enum exec_result { EXEC_DONE, EXEC_WAIT };
-
 /* Where a reply written now goes: straight out, or behind replies still
  * out on other shards. */
-static struct rbuf *reply_target(struct client *c, bool *queued) {
+struct rbuf *client_reply_target(struct client *c, bool *queued) {
     *queued = client_replies_queued(c);
     return *queued ? &c->rq->bytes : &c->out;
 }
 
 /* A reply written from `start` takes its turn in request order, or is cut
  * (CLIENT REPLY OFF/SKIP). */
-static void reply_written(struct client *c, struct rbuf *out, size_t start, bool queued, bool drop) {
+void client_reply_written(struct client *c, struct rbuf *out, size_t start, bool queued, bool drop) {
     if (drop) out->len = start;
     else if (queued) client_queue_local_reply(c, start);
     client_mark_flush(c);
@@ -202,53 +202,55 @@ static void reply_written(struct client *c, struct rbuf *out, size_t start, bool
 /* Errors found before a command runs still take their turn in reply order. */
 static void reply_route_error(struct client *c, const struct route *rt, int argc, struct slice *argv) {
     bool queued;
-    struct rbuf *out = reply_target(c, &queued);
+    struct rbuf *out = client_reply_target(c, &queued);
     size_t start = out->len;
     struct reply r = { out, c->resp };
     dispatch_reply_error(&r, rt, argc, argv);
-    reply_written(c, out, start, queued, c->reply_off || c->reply_skip);
+    client_reply_written(c, out, start, queued, c->reply_off || c->reply_skip);
     c->reply_skip = 0;
 }
 
-/* The identity a blocking command registers on its keys. */
-static struct block_record waiter_of(const struct client *c) {
-    return (struct block_record){ c->w->id, c->idx, c->gen, c->block_seq };
+/* The identity a blocking command (or WATCH) registers on its keys: the
+ * attempt (or watch epoch) tells a stale record from a live one. */
+static struct block_record identity_of(const struct client *c, const struct command *cmd) {
+    uint32_t seq = (cmd->flags & CMD_BLOCKING) ? c->block_seq : c->watch_seq;
+    return (struct block_record){ c->w->id, c->idx, c->gen, seq };
 }
 
 /* Run on this thread. A blocking command that found nothing to serve
  * leaves no reply and makes the client wait: false. */
-static bool run_local(struct client *c, const struct command *cmd, int argc, struct slice *argv, bool drop) {
+bool client_run_local(struct client *c, const struct command *cmd, int argc, struct slice *argv, bool drop) {
     bool queued;
-    struct rbuf *out = reply_target(c, &queued);
+    struct rbuf *out = client_reply_target(c, &queued);
     size_t start = out->len;
     struct cmd_ctx ctx;
     ctx_init(&ctx, c->w, cmd, argc, argv, c->db, c->resp, out);
     ctx.client = c;
     struct block_record self;
-    if (RK_UNLIKELY(cmd->flags & CMD_BLOCKING)) {
-        self = waiter_of(c);
+    if (RK_UNLIKELY(cmd->flags & (CMD_BLOCKING | CMD_IDENTITY))) {
+        self = identity_of(c, cmd);
         ctx.waiter = &self;
         ctx.timed_out = c->block_timed_out;
     }
-    cmd->proc(&ctx);
+    command_call(&ctx);
     if (RK_UNLIKELY(ctx.block)) {
         out->len = start;
         client_block(c, ctx.block_timeout_ms);
         return false;
     }
-    reply_written(c, out, start, queued, drop);
+    client_reply_written(c, out, start, queued, drop);
     return true;
 }
 
-static void start_tx(struct client *c, const struct command *cmd, uint64_t mask, int argc,
-                     struct slice *argv, bool drop, bool blocking) {
+void client_start_tx(struct client *c, const struct command *cmd, uint64_t mask, int argc,
+                     struct slice *argv, bool drop, struct multi_queue *exec) {
     struct tx_request req = {
         .idx = c->idx, .gen = c->gen, .db = c->db, .resp = c->resp, .drop = drop,
-        .cmd = cmd, .mask = mask, .argc = argc, .argv = argv,
+        .cmd = cmd, .mask = mask, .argc = argc, .argv = argv, .exec = exec,
     };
-    if (blocking) {
+    if (cmd->flags & (CMD_BLOCKING | CMD_IDENTITY)) req.waiter = identity_of(c, cmd);
+    if (cmd->flags & CMD_BLOCKING) {
         req.blocking = true;
-        req.waiter = waiter_of(c);
         req.timed_out = c->block_timed_out;
         req.cmd_len = c->cur_cmd_len;
     }
@@ -274,11 +276,11 @@ static enum exec_result exec_blocking(struct client *c, const struct route *rt, 
             client_wait_on_shard(c);
             return EXEC_WAIT;
         }
-        if (!run_local(c, rt->cmd, argc, argv, drop)) return EXEC_WAIT;
+        if (!client_run_local(c, rt->cmd, argc, argv, drop)) return EXEC_WAIT;
         client_unblocked(c);
         return EXEC_DONE;
     }
-    start_tx(c, rt->cmd, rt->mask, argc, argv, drop, true);
+    client_start_tx(c, rt->cmd, rt->mask, argc, argv, drop, NULL);
     return EXEC_WAIT;
 }
 
@@ -294,6 +296,7 @@ static enum exec_result execute(struct client *c, int argc, struct slice *argv, 
     const struct route_env env = { w->id, srv.nworkers };
     dispatch_route(&rt, argc, argv, c->flags & CF_AUTHED, &env, argv1_shard);
     if (RK_UNLIKELY(route_is_error(&rt))) {
+        if (c->multi) c->multi->aborted = true;   /* EXEC will answer EXECABORT */
         reply_route_error(c, &rt, argc, argv);
         return EXEC_DONE;
     }
@@ -304,6 +307,7 @@ static enum exec_result execute(struct client *c, int argc, struct slice *argv, 
     /* CLIENT REPLY itself decides whether it answers */
     bool drop = (c->reply_off || c->reply_skip) && strcmp(cmd->name, "client|reply") != 0;
     c->reply_skip = 0;
+    if (RK_UNLIKELY((cmd->flags & CMD_TXCTL) || c->multi)) return client_multi_command(c, &rt, argc, argv, drop);
     if (RK_UNLIKELY(cmd->flags & CMD_BLOCKING)) return exec_blocking(c, &rt, argc, argv, drop);
 
     switch (rt.kind) {
@@ -313,7 +317,7 @@ static enum exec_result execute(struct client *c, int argc, struct slice *argv, 
             client_wait_on_shard(c);
             return EXEC_WAIT;
         }
-        run_local(c, cmd, argc, argv, drop);
+        client_run_local(c, cmd, argc, argv, drop);
         return EXEC_DONE;
     case ROUTE_FORWARD: {
         const struct fwd_origin o = { c->idx, c->gen, client_reserve_reply(c), (uint16_t)c->db, c->resp, drop };
@@ -330,7 +334,7 @@ static enum exec_result execute(struct client *c, int argc, struct slice *argv, 
             skip_when_rerun(c, drop);
             return EXEC_WAIT;
         }
-        start_tx(c, cmd, rt.mask, argc, argv, drop, false);
+        client_start_tx(c, cmd, rt.mask, argc, argv, drop, NULL);
         return EXEC_DONE;
     }
 }
@@ -369,6 +373,7 @@ void client_tx_done(struct worker *w, const struct tx_request *req, const struct
     if (!c) return;
     if (!req->drop) rbuf_append(&c->out, out->reply.buf, out->reply.len);
     client_mark_flush(c);
+    if (req->exec) client_unwatch(c);
     if (req->blocking) {
         if (out->blocked) {
             client_block(c, out->block_timeout_ms);

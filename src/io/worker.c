@@ -309,6 +309,7 @@ int server_start(void) {
     command_table_init();
     db_ready_hook = block_notify;
     db_waiter_alive_hook = block_record_alive;
+    db_watch_hook = watch_notify;
 
     cpu_set_t allowed;
     CPU_ZERO(&allowed);

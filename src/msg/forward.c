@@ -132,7 +132,7 @@ void execute_batch(struct worker *w, struct xmsg *m) {
             m->rep.len += sizeof(struct rep_hdr);
             struct cmd_ctx ctx;
             ctx_init(&ctx, w, h->cmd, (int)h->argc, w->fwd_argv + cmds[i].argv_at, h->db, h->resp, &m->rep);
-            h->cmd->proc(&ctx);
+            command_call(&ctx);
             if (h->drop) m->rep.len = hdr_off + sizeof(struct rep_hdr);
             uint32_t len = (uint32_t)(m->rep.len - hdr_off - sizeof(struct rep_hdr));
             char *rp = m->rep.buf + hdr_off;   /* field by field, as in forward_command */

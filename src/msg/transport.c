@@ -101,6 +101,10 @@ static void handle_msg(struct worker *w, struct xmsg *m) {
         client_ready(w, &m->ready);
         free(m);
         break;
+    case XM_WATCH:
+        client_watch_touched(w, &m->ready);
+        free(m);
+        break;
     }
 }
 

@@ -23,6 +23,8 @@
 
 #include <stdlib.h>
 
+#include "ringkv/multi.h"
+
 #include "msg_internal.h"
 
 struct tx {
@@ -135,6 +137,7 @@ static void tx_free(struct tx *tx) {
         for (unsigned i = 0; i < srv.nworkers; i++) rbuf_free(&tx->parts[i]);
         free(tx->parts);
     }
+    multi_queue_free(tx->req.exec);
     free(tx->req.argv);
     free(tx->argbuf);
     free(tx);
@@ -153,11 +156,16 @@ static void tx_finish(struct tx *tx) {
     ctx.multi = true;
     ctx.client = c;
     ctx.parts = tx->parts;
-    if (req->blocking) {
+    if (req->cmd->flags & (CMD_BLOCKING | CMD_IDENTITY)) {
         ctx.waiter = &req->waiter;
         ctx.timed_out = req->timed_out;
     }
-    if (c || !req->blocking) req->cmd->proc(&ctx);
+    if (req->exec) {
+        /* EXEC: the watch check is only sure now, with every shard held */
+        if (c) exec_queued(&ctx, req->exec, c->watch_dirty);
+    } else if (c || !req->blocking) {
+        command_call(&ctx);
+    }
     rk_arena = &w->shard.arena;   /* db.c pointed it at the shards the command touched */
     out.blocked = ctx.block;
     out.block_timeout_ms = ctx.block_timeout_ms;

@@ -1,0 +1,62 @@
+/*
+ * MULTI/EXEC: the queue and its execution (see multi.h). Each queued
+ * command runs as it would alone, with the same context (so with every
+ * shard it needs held, a multi-shard EXEC routes keys by slot), except that
+ * a blocking command that finds nothing replies its timeout reply at once,
+ * as Redis's blocking commands do inside MULTI. SELECT inside the
+ * transaction changes the database of the commands after it.
+ */
+#include "ringkv/multi.h"
+#include "ringkv/server.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void multi_queue_add(struct multi_queue *q, const struct command *cmd, int argc,
+                     const struct slice *argv, uint64_t mask, bool keyspace) {
+    if (q->n == q->cap) {
+        q->cap = q->cap ? q->cap * 2 : 8;
+        q->cmds = rk_realloc(q->cmds, q->cap * sizeof *q->cmds);
+    }
+    size_t bytes = (size_t)argc * sizeof(struct slice);
+    for (int i = 0; i < argc; i++) bytes += argv[i].len;
+    struct slice *copy = rk_malloc(bytes ? bytes : 1);
+    char *p = (char *)(copy + argc);
+    for (int i = 0; i < argc; i++) {
+        memcpy(p, argv[i].ptr, argv[i].len);
+        copy[i] = (struct slice){ p, argv[i].len };
+        p += argv[i].len;
+    }
+    q->cmds[q->n++] = (struct queued_cmd){ cmd, argc, copy };
+    q->mask |= mask;
+    q->keyspace |= keyspace;
+}
+
+void multi_queue_free(struct multi_queue *q) {
+    if (!q) return;
+    for (size_t i = 0; i < q->n; i++) free(q->cmds[i].argv);
+    free(q->cmds);
+    free(q);
+}
+
+void exec_queued(struct cmd_ctx *ctx, const struct multi_queue *q, bool dirty) {
+    if (dirty) {
+        reply_null_array(&ctx->r);
+        return;
+    }
+    reply_array(&ctx->r, q->n);
+    int db = ctx->db;
+    for (size_t i = 0; i < q->n; i++) {
+        const struct queued_cmd *qc = &q->cmds[i];
+        struct cmd_ctx sub = *ctx;
+        sub.cmd = qc->cmd;
+        sub.argc = qc->argc;
+        sub.argv = qc->argv;
+        sub.db = db;
+        sub.waiter = NULL;
+        sub.block = false;
+        sub.timed_out = true;          /* blocking commands: no waiting in a transaction */
+        command_call(&sub);
+        if (ctx->client) db = ctx->client->db;   /* SELECT applies to what follows */
+    }
+}

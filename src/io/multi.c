@@ -1,0 +1,170 @@
+/*
+ * Transactions, the connection side: MULTI, EXEC, DISCARD, WATCH, UNWATCH,
+ * and every command that arrives between MULTI and EXEC.
+ *
+ * Between MULTI and EXEC a command is checked by the router and queued
+ * (+QUEUED); one the router refuses (unknown, arity) is answered with its
+ * error and makes EXEC answer EXECABORT. EXEC runs the queue where every
+ * shard it touches and every shard of a watched key is held: on this thread
+ * when that is only our own shard, else as one cross-shard transaction. The
+ * watch check happens there, under the shards' locks: a touch of a watched
+ * key on another shard reaches us (XM_WATCH) before that shard is granted
+ * to us, through the same FIFO ring.
+ *
+ * WATCH leaves a record with the client's watch epoch on each key (on its
+ * shard, like a blocking command's waiter record). UNWATCH, EXEC, DISCARD
+ * and RESET move the epoch on, which makes every earlier record stale.
+ */
+#include "ringkv/server.h"
+#include "ringkv/util.h"
+
+#include <stdlib.h>
+
+#include "io_internal.h"
+
+#define ERR_EXECABORT "EXECABORT Transaction discarded because of previous errors."
+
+static void reply_now(struct client *c, bool drop, void (*write)(struct reply *r, const char *s), const char *s) {
+    bool queued;
+    struct rbuf *out = client_reply_target(c, &queued);
+    size_t start = out->len;
+    struct reply r = { out, c->resp };
+    write(&r, s);
+    client_reply_written(c, out, start, queued, drop);
+}
+
+static void reply_ok_now(struct client *c, bool drop) { reply_now(c, drop, reply_simple, "OK"); }
+static void reply_error_now(struct client *c, bool drop, const char *e) { reply_now(c, drop, reply_error, e); }
+
+void client_unwatch(struct client *c) {
+    c->watch_seq++;
+    c->watch_mask = 0;
+    c->watch_dirty = false;
+}
+
+static void discard(struct client *c) {
+    multi_queue_free(c->multi);
+    c->multi = NULL;
+    client_unwatch(c);
+}
+
+void client_reset_transaction(struct client *c) { discard(c); }
+
+void client_watch_touched(struct worker *w, const struct block_record *r) {
+    struct client *c = client_live(w, r->idx, r->gen);
+    if (c && c->watch_seq == r->seq) c->watch_dirty = true;
+}
+
+/* A shard's write touched a key a client watches: tell it where it lives. */
+void watch_notify(struct cmd_ctx *ctx, const struct block_record *r) {
+    struct worker *w = ctx->worker;
+    if (r->worker == w->id) {
+        client_watch_touched(w, r);
+        return;
+    }
+    struct xmsg *m = rk_calloc(1, sizeof *m);
+    m->type = XM_WATCH;
+    m->from = (uint8_t)w->id;
+    m->ready = *r;
+    xshard_send(w, r->worker, m);
+}
+
+static enum exec_result watch(struct client *c, const struct route *rt, int argc, struct slice *argv, bool drop) {
+    if (c->multi) {
+        reply_error_now(c, drop, "ERR WATCH inside MULTI is not allowed");
+        return EXEC_DONE;
+    }
+    if (rt->kind == ROUTE_LOCAL) {
+        if (shard_is_held(c->w)) {
+            client_wait_on_shard(c);
+            return EXEC_WAIT;
+        }
+        c->watch_mask |= 1ull << c->w->id;
+        client_run_local(c, rt->cmd, argc, argv, drop);
+        return EXEC_DONE;
+    }
+    if (c->inflight) {   /* the transaction must not overtake forwarded commands */
+        c->wait = WAIT_FORWARDS;
+        return EXEC_WAIT;
+    }
+    c->watch_mask |= rt->mask;
+    client_start_tx(c, rt->cmd, rt->mask, argc, argv, drop, NULL);
+    return EXEC_DONE;
+}
+
+static enum exec_result exec(struct client *c, const struct route *rt, int argc, struct slice *argv, bool drop) {
+    struct multi_queue *q = c->multi;
+    if (!q) {
+        reply_error_now(c, drop, "ERR EXEC without MULTI");
+        return EXEC_DONE;
+    }
+    if (q->aborted) {
+        discard(c);
+        reply_error_now(c, drop, ERR_EXECABORT);
+        return EXEC_DONE;
+    }
+    struct worker *w = c->w;
+    uint64_t self = 1ull << w->id;
+    uint64_t mask = q->mask | c->watch_mask;
+    if ((mask & ~self) == 0) {
+        if (mask && shard_is_held(w)) {
+            client_wait_on_shard(c);
+            return EXEC_WAIT;
+        }
+        bool queued;
+        struct rbuf *out = client_reply_target(c, &queued);
+        size_t start = out->len;
+        struct cmd_ctx ctx;
+        ctx_init(&ctx, w, rt->cmd, argc, argv, c->db, c->resp, out);
+        ctx.client = c;
+        exec_queued(&ctx, q, c->watch_dirty);
+        client_reply_written(c, out, start, queued, drop);
+        discard(c);
+        return EXEC_DONE;
+    }
+    if (c->inflight) {
+        c->wait = WAIT_FORWARDS;
+        return EXEC_WAIT;
+    }
+    c->multi = NULL;   /* the transaction owns the queue now; unwatched when it is done */
+    client_start_tx(c, rt->cmd, mask, argc, argv, drop, q);
+    return EXEC_DONE;
+}
+
+enum exec_result client_multi_command(struct client *c, const struct route *rt, int argc,
+                                      struct slice *argv, bool drop) {
+    const struct command *cmd = rt->cmd;
+    if (c->multi && (!(cmd->flags & CMD_TXCTL) || cmd->proc == cmd_unwatch)) {
+        multi_queue_add(c->multi, cmd, argc, argv, rt->mask, rt->keyspace);
+        reply_now(c, drop, reply_simple, "QUEUED");
+        return EXEC_DONE;
+    }
+    if (cmd->proc == cmd_multi) {
+        if (c->multi) {
+            reply_error_now(c, drop, "ERR MULTI calls can not be nested");
+        } else {
+            c->multi = rk_calloc(1, sizeof *c->multi);
+            reply_ok_now(c, drop);
+        }
+        return EXEC_DONE;
+    }
+    if (cmd->proc == cmd_discard) {
+        if (!c->multi) {
+            reply_error_now(c, drop, "ERR DISCARD without MULTI");
+        } else {
+            discard(c);
+            reply_ok_now(c, drop);
+        }
+        return EXEC_DONE;
+    }
+    if (cmd->proc == cmd_unwatch) {
+        client_unwatch(c);
+        reply_ok_now(c, drop);
+        return EXEC_DONE;
+    }
+    if (cmd->proc == cmd_watch) return watch(c, rt, argc, argv, drop);
+    if (cmd->proc == cmd_exec) return exec(c, rt, argc, argv, drop);
+    /* not a transaction command and not in MULTI: cannot happen */
+    client_run_local(c, cmd, argc, argv, drop);
+    return EXEC_DONE;
+}
