@@ -156,9 +156,11 @@ static struct param params[] = {
     /* ---- what ringkv acts on */
     NUM_("port", NULL, 0, 0, 0, 65535, 6379, FIELD(port), .apply = apply_port),
     SPECIAL_("bind", NULL, MULTI, special_bind, "127.0.0.1", .apply = apply_bind),
-    NUM_("threads", NULL, IMM, 0, 1, 64, 1, FIELD(threads)),
-    NUM_("io-buffers", NULL, IMM, 0, 16, 32768, 512, FIELD(io_buffers)),
-    NUM_("io-buffer-size", NULL, IMM, MEM, 1024, MB, 16384, FIELD(io_buffer_size)),
+    /* ringkv's own start-time settings: CONFIG GET by exact name, so that a
+     * tool which sets back everything CONFIG GET * lists meets Redis's set */
+    NUM_("threads", NULL, IMM | HID, 0, 1, 64, 1, FIELD(threads)),
+    NUM_("io-buffers", NULL, IMM | HID, 0, 16, 32768, 512, FIELD(io_buffers)),
+    NUM_("io-buffer-size", NULL, IMM | HID, MEM, 1024, MB, 16384, FIELD(io_buffer_size)),
     NUM_("io-batch-wait-us", NULL, 0, 0, 0, 10000, 50, FIELD(io_batch_wait_us)),
     NUM_("maxclients", NULL, 0, U, 1, UINT_MAX, 10000, FIELD(maxclients), .apply = apply_maxclients),
     NUM_("timeout", NULL, 0, 0, 0, I_MAX, 0, FIELD(timeout)),
