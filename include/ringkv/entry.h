@@ -112,15 +112,20 @@ void entry_release(struct kv_entry *e);
 /* The same entry in a block of the current arena (rk_arena); frees e. */
 struct kv_entry *entry_rehome(struct kv_entry *e);
 
-/* Data-type modules register how to free, copy and describe their objects.
+/* Data-type modules say how to free, copy and describe their objects; each
+ * exports its ops and src/types/obj_types.c lists them by type.
  * inline_size (optional) gives the size of an object that is one flat block
  * of bytes which may live inside an entry (copied with memcpy, its address
- * then serving as the object pointer), or 0 for an object that may not. */
+ * then serving as the object pointer), or 0 for an object that may not.
+ * usage (optional) gives the bytes the object allocates apart from its
+ * entry (MEMORY USAGE), big collections estimated from `samples` elements
+ * (SIZE_MAX: all of them). */
 struct obj_ops {
     void (*free)(void *obj);
     void *(*dup)(const void *obj);
     const char *(*encoding)(const void *obj);
     size_t (*inline_size)(const void *obj);
+    size_t (*usage)(const void *obj, size_t samples);
 };
 extern const struct obj_ops *obj_ops_by_type[8];
 

@@ -59,6 +59,11 @@ bool hash_delete(struct hash_obj **hp, struct slice field);
 /* Convert a listpack hash to a hashtable (no-op for a hashtable). */
 void hash_convert(struct hash_obj **hp);
 
+/* Bytes the hash allocates (MEMORY USAGE), a hashtable's fields estimated
+ * from `samples` of them. */
+size_t hash_usage(const struct hash_obj *h, size_t samples);
+/* How the keyspace handles hash objects (entry.h). */
+extern const struct obj_ops hash_obj_ops;
 /* Walk every field,value pair (no change to the hash meanwhile). */
 struct hash_iter {
     const struct hash_obj *h;

@@ -29,6 +29,12 @@ struct list_obj *list_dup(const struct list_obj *l);
 /* "listpack" or "quicklist". */
 const char *list_encoding(const struct list_obj *l);
 size_t list_len(const struct list_obj *l);
+/* Bytes the list allocates (MEMORY USAGE), a big one estimated from its
+ * first `samples` nodes. */
+size_t list_usage(const struct list_obj *l, size_t samples);
+/* How the keyspace handles list objects (entry.h). */
+struct obj_ops;
+extern const struct obj_ops list_obj_ops;
 /* The quicklist of a list in that encoding, else NULL (for tests). */
 const struct quicklist *list_quicklist(const struct list_obj *l);
 

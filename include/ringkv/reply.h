@@ -20,7 +20,8 @@ struct reply {
 void reply_simple(struct reply *r, const char *s);                /* +s */
 void reply_simple_len(struct reply *r, const char *s, size_t len);
 void reply_ok(struct reply *r);                                   /* +OK */
-void reply_error(struct reply *r, const char *s);                 /* "-" + s, s must carry its prefix ("ERR ...") */
+/* "-" + s, s must carry its prefix ("ERR ..."); counted for INFO errorstats */
+void reply_error(struct reply *r, const char *s);
 void reply_errorf(struct reply *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void reply_int(struct reply *r, long long v);                     /* :v */
 void reply_bulk(struct reply *r, const char *p, size_t len);      /* $len p */

@@ -17,8 +17,8 @@
  * ENTRY_INLINE), or the struct hashmap * with its low bit set. Functions
  * that may move the structure or convert the encoding take struct
  * set_obj ** and update the pointer; the caller stores it back into its
- * entry (entry_store_obj), as with hash_obj.h. Registering
- * obj_ops_by_type[OBJ_SET] happens in set_obj.c's constructor.
+ * entry (entry_store_obj), as with hash_obj.h. set_obj_ops tells the
+ * keyspace how to handle set objects (entry.h; listed in obj_types.c).
  */
 #ifndef RINGKV_SET_OBJ_H
 #define RINGKV_SET_OBJ_H
@@ -46,6 +46,10 @@ enum set_enc set_obj_enc(const struct set_obj *s);
 const char *set_obj_encoding(const struct set_obj *s);   /* OBJECT ENCODING */
 size_t set_obj_count(const struct set_obj *s);
 size_t set_obj_memory(const struct set_obj *s);
+/* Bytes the set allocates (MEMORY USAGE), a hashtable's members estimated
+ * from `samples` of them. */
+size_t set_obj_usage(const struct set_obj *s, size_t samples);
+extern const struct obj_ops set_obj_ops;
 
 /* Redis's setTypeMaybeConvert(): go to a hashtable at once when about
  * size_hint members are coming and the compact encoding cannot hold them. */

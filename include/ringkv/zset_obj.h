@@ -38,6 +38,11 @@ const char *zset_encoding(const struct zset_obj *z);   /* "listpack" / "skiplist
 size_t zset_len(const struct zset_obj *z);
 struct listpack *zset_lp(const struct zset_obj *z);
 struct zskiplist *zset_zsl(const struct zset_obj *z);
+/* Bytes the sorted set allocates (MEMORY USAGE), a skiplist's nodes
+ * estimated from its first `samples`. */
+size_t zset_usage(const struct zset_obj *z, size_t samples);
+/* How the keyspace handles sorted set objects (entry.h). */
+extern const struct obj_ops zset_obj_ops;
 
 /* Redis's zsetAdd() flags. */
 #define ZADD_IN_INCR 1

@@ -1,11 +1,13 @@
 /*
- * Server commands: COMMAND, CONFIG, INFO, TIME, LASTSAVE, SHUTDOWN, DEBUG.
+ * Server commands: CONFIG, INFO, TIME, LASTSAVE, SHUTDOWN, DEBUG (COMMAND
+ * is in cmd_command.c, MEMORY in cmd_memory.c).
  *
  * INFO and DEBUG run with every shard held (CMD_ALLSHARDS), so they may read
  * every shard's tables. Per-thread counters are read with relaxed loads: they
  * are only statistics.
  */
 #include "ringkv/server.h"
+#include "ringkv/command_stats.h"
 #include "ringkv/config.h"
 #include "ringkv/util.h"
 
@@ -18,198 +20,6 @@
 
 #define ARG(i) (c->argv[i])
 #define ARG_IS(i, s) slice_eq_nocase(c->argv[i], s)
-
-/* ---- COMMAND ---- */
-
-/* INFO's mem_allocator, as Redis's "jemalloc-5.3.0". The server binary
- * links mimalloc (CMakeLists.txt) and this code is also linked into tests
- * that do not, so ask the library itself: mi_version is weak. */
-extern int mi_version(void) __attribute__((weak));
-static const char *allocator_name(void) {
-    static _Thread_local char name[32];
-    if (!mi_version) return "libc";
-    int v = mi_version();   /* e.g. 209 for 2.0.9 */
-    snprintf(name, sizeof name, "mimalloc-%d.%d.%d", v / 100, v / 10 % 10, v % 10);
-    return name;
-}
-
-static const struct { uint32_t flag; const char *name; } flag_names[] = {
-    {CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"}, {CMD_ADMIN, "admin"},
-    {CMD_NOSCRIPT, "noscript"}, {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"}, {CMD_STALE, "stale"},
-    {CMD_FAST, "fast"}, {CMD_NOAUTH, "no_auth"}, {CMD_SENTINEL, "sentinel"}, {CMD_MOVABLEKEYS, "movablekeys"},
-};
-
-static size_t count_words(const char *s) {
-    size_t n = 0;
-    for (bool in = false; *s; s++) {
-        if (*s != ' ' && !in) n++;
-        in = *s != ' ';
-    }
-    return n;
-}
-
-static void reply_words(struct reply *r, const char *s) {
-    reply_set(r, count_words(s));
-    while (*s) {
-        while (*s == ' ') s++;
-        size_t len = strcspn(s, " ");
-        if (len) reply_simple_len(r, s, len);
-        s += len;
-    }
-}
-
-static size_t sub_count(const struct command *cmd) {
-    size_t n = 0;
-    for (const struct command *s = cmd->subcommands; s && s->name; s++) n++;
-    return n;
-}
-
-static void reply_command_info(struct reply *r, const struct command *cmd) {
-    reply_array(r, 10);
-    reply_bulk_cstr(r, cmd->name);
-    reply_int(r, cmd->arity);
-    size_t nflags = 0;
-    for (size_t i = 0; i < RK_ARRAY_LEN(flag_names); i++) nflags += (cmd->flags & flag_names[i].flag) != 0;
-    reply_set(r, nflags);
-    for (size_t i = 0; i < RK_ARRAY_LEN(flag_names); i++)
-        if (cmd->flags & flag_names[i].flag) reply_simple(r, flag_names[i].name);
-    reply_int(r, cmd->first_key);
-    reply_int(r, cmd->last_key);
-    reply_int(r, cmd->key_step);
-    reply_words(r, cmd->acl_categories ? cmd->acl_categories : "");
-    reply_set(r, 0);     /* tips */
-    if (cmd->first_key) {
-        /* one key spec in Redis's shape: begin_search index, find_keys range */
-        reply_array(r, 1);
-        reply_map(r, 3);
-        reply_bulk_cstr(r, "flags"); reply_set(r, 0);
-        reply_bulk_cstr(r, "begin_search");
-        reply_map(r, 2);
-        reply_bulk_cstr(r, "type"); reply_bulk_cstr(r, "index");
-        reply_bulk_cstr(r, "spec"); reply_map(r, 1); reply_bulk_cstr(r, "index"); reply_int(r, cmd->first_key);
-        reply_bulk_cstr(r, "find_keys");
-        reply_map(r, 2);
-        reply_bulk_cstr(r, "type"); reply_bulk_cstr(r, "range");
-        reply_bulk_cstr(r, "spec");
-        reply_map(r, 3);
-        reply_bulk_cstr(r, "lastkey"); reply_int(r, cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key);
-        reply_bulk_cstr(r, "keystep"); reply_int(r, cmd->key_step);
-        reply_bulk_cstr(r, "limit"); reply_int(r, 0);
-    } else {
-        reply_array(r, 0);
-    }
-    reply_array(r, sub_count(cmd));
-    for (const struct command *s = cmd->subcommands; s && s->name; s++) reply_command_info(r, s);
-}
-
-/* Redis leaves "arguments" out for a command that takes none, and so do we.
- * A table string that does not parse (test_command_docs catches that) shows
- * as no arguments rather than failing the whole reply. */
-static void reply_command_docs(struct reply *r, const struct command *cmd) {
-    size_t nsubs = sub_count(cmd);
-    struct doc_args args;
-    doc_args_parse(cmd->args_doc, &args, NULL, 0);   /* left empty if it fails */
-    reply_map(r, 4 + (args.ntop > 0) + (nsubs > 0));
-    reply_bulk_cstr(r, "summary"); reply_bulk_cstr(r, cmd->summary ? cmd->summary : "");
-    reply_bulk_cstr(r, "since"); reply_bulk_cstr(r, cmd->since ? cmd->since : "1.0.0");
-    reply_bulk_cstr(r, "group"); reply_bulk_cstr(r, cmd->group ? cmd->group : "server");
-    reply_bulk_cstr(r, "complexity"); reply_bulk_cstr(r, cmd->complexity ? cmd->complexity : "O(1)");
-    if (args.ntop) {
-        reply_bulk_cstr(r, "arguments");
-        doc_args_reply(r, &args);
-    }
-    doc_args_free(&args);
-    if (nsubs) {
-        reply_bulk_cstr(r, "subcommands");
-        reply_map(r, nsubs);
-        for (const struct command *s = cmd->subcommands; s->name; s++) {
-            reply_bulk_cstr(r, s->name);
-            reply_command_docs(r, s);
-        }
-    }
-}
-
-static const struct command *find_command_by_name(struct slice name) {
-    const char *bar = memchr(name.ptr, '|', name.len);
-    if (!bar) return command_lookup(name.ptr, name.len);
-    const struct command *parent = command_lookup(name.ptr, (size_t)(bar - name.ptr));
-    if (!parent || !parent->subcommands) return NULL;
-    return command_lookup_sub(parent, (struct slice){ bar + 1, name.len - (size_t)(bar - name.ptr) - 1 });
-}
-
-static const char *command_help[] = {
-    "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "(no subcommand)",
-    "    Return details about all Redis commands.",
-    "COUNT",
-    "    Return the total number of commands in this Redis server.",
-    "LIST",
-    "    Return a list of all commands in this Redis server.",
-    "INFO [<command-name> ...]",
-    "    Return details about multiple Redis commands.",
-    "    If no command names are given, documentation details for all",
-    "    commands are returned.",
-    "DOCS [<command-name> ...]",
-    "    Return documentation details about multiple Redis commands.",
-    "    If no command names are given, documentation details for all",
-    "    commands are returned.",
-    "GETKEYS <full-command>",
-    "    Return the keys from a full Redis command.",
-    "HELP",
-    "    Print this help.",
-};
-
-void cmd_command(struct cmd_ctx *c) {
-    size_t n = command_count();
-    if (c->argc == 1 || (ARG_IS(1, "info") && c->argc == 2)) {
-        reply_array(&c->r, n);
-        for (size_t i = 0; i < n; i++) reply_command_info(&c->r, command_at(i));
-    } else if (ARG_IS(1, "count")) {
-        reply_int(&c->r, (long long)n);
-    } else if (ARG_IS(1, "info")) {
-        reply_array(&c->r, (size_t)c->argc - 2);
-        for (int i = 2; i < c->argc; i++) {
-            const struct command *cmd = find_command_by_name(ARG(i));
-            if (cmd) reply_command_info(&c->r, cmd);
-            else reply_null_array(&c->r);
-        }
-    } else if (ARG_IS(1, "docs")) {
-        size_t found = 0;
-        for (int i = 2; i < c->argc; i++) found += find_command_by_name(ARG(i)) != NULL;
-        reply_map(&c->r, c->argc == 2 ? n : found);
-        for (size_t i = 0; c->argc == 2 && i < n; i++) {
-            reply_bulk_cstr(&c->r, command_at(i)->name);
-            reply_command_docs(&c->r, command_at(i));
-        }
-        for (int i = 2; i < c->argc; i++) {
-            const struct command *cmd = find_command_by_name(ARG(i));
-            if (!cmd) continue;
-            reply_bulk_cstr(&c->r, cmd->name);
-            reply_command_docs(&c->r, cmd);
-        }
-    } else if (ARG_IS(1, "list")) {
-        reply_array(&c->r, n);
-        for (size_t i = 0; i < n; i++) reply_bulk_cstr(&c->r, command_at(i)->name);
-    } else if (ARG_IS(1, "getkeys")) {
-        const struct command *cmd = command_lookup(ARG(2).ptr, ARG(2).len);
-        int argc = c->argc - 2;
-        if (!cmd) { reply_error(&c->r, "ERR Invalid command specified"); return; }
-        if (cmd->arity > 0 ? argc != cmd->arity : argc < -cmd->arity) {
-            reply_error(&c->r, "ERR Invalid number of arguments specified for command");
-            return;
-        }
-        int *pos = rk_malloc((size_t)argc * sizeof *pos);
-        int nk = command_key_positions(cmd, argc, c->argv + 2, pos, argc);
-        if (nk == 0) reply_error(&c->r, "ERR The command has no key arguments");
-        else {
-            reply_array(&c->r, (size_t)nk);
-            for (int i = 0; i < nk; i++) reply_bulk_slice(&c->r, ARG(2 + pos[i]));
-        }
-        free(pos);
-    } else {
-        reply_help(&c->r, command_help, RK_ARRAY_LEN(command_help));
-    }
-}
 
 /* ---- CONFIG ---- */
 
@@ -269,6 +79,7 @@ static void reset_stats(void) {
         w->stats.blocked_timeout = gauges.blocked_timeout;
         memset(&w->shard.stats, 0, sizeof w->shard.stats);
     }
+    command_stats_reset();
 }
 
 static const char *config_help[] = {
@@ -310,16 +121,10 @@ static void human_bytes(char *buf, size_t len, double n) {
     else snprintf(buf, len, "%.2f%c", n, units[u]);
 }
 
-static size_t rss_bytes(void) {
-    FILE *f = fopen("/proc/self/statm", "r");
-    long pages = 0, rss = 0;
-    if (f) {
-        if (fscanf(f, "%ld %ld", &pages, &rss) != 2) rss = 0;
-        fclose(f);
-    }
-    return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
-}
-
+/* Redis's genInfoSectionDict: no argument or "default" asks for the
+ * default sections, "all" and "everything" for every section (ringkv has no
+ * module sections, which only "everything" adds), any other argument for
+ * the section of that name, in any case. */
 static bool section_wanted(struct cmd_ctx *c, const char *name, bool in_default) {
     if (c->argc == 1) return in_default;
     for (int i = 1; i < c->argc; i++) {
@@ -328,6 +133,15 @@ static bool section_wanted(struct cmd_ctx *c, const char *name, bool in_default)
         if (ARG_IS(i, "default") && in_default) return true;
     }
     return false;
+}
+
+/* A section whose lines command_stats.c writes. */
+static void info_stats_section(struct cmd_ctx *c, struct rbuf *out, const char *name, const char *header,
+                               bool in_default, void (*lines)(struct rbuf *)) {
+    if (!section_wanted(c, name, in_default)) return;
+    rbuf_append(out, header, strlen(header));
+    lines(out);
+    rbuf_append(out, "\r\n", 2);
 }
 
 #define P(...) do { int n_ = snprintf(line, sizeof line, __VA_ARGS__); rbuf_append(&out, line, (size_t)n_ < sizeof line ? (size_t)n_ : sizeof line - 1); } while (0)
@@ -357,14 +171,15 @@ void cmd_info(struct cmd_ctx *c) {
           (unsigned long long)SUM_STAT(blocked_clients), (unsigned long long)SUM_STAT(blocked_timeout));
     }
     if (section_wanted(c, "memory", true)) {
-        size_t rss = rss_bytes();
+        /* RSS for used_memory: no allocator accounting yet (cmd_memory.c) */
+        size_t rss = memory_rss_bytes();
         human_bytes(h1, sizeof h1, (double)rss);
         human_bytes(h2, sizeof h2, (double)CONFIG_GET(maxmemory));
         P("# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\nused_memory_rss_human:%s\r\n"
           "used_memory_peak:%zu\r\nused_memory_peak_human:%s\r\nmaxmemory:%lld\r\nmaxmemory_human:%s\r\n"
           "maxmemory_policy:%s\r\nmem_fragmentation_ratio:1.00\r\nmem_allocator:%s\r\n\r\n",
           rss, h1, rss, h1, rss, h1, CONFIG_GET(maxmemory), h2, rk_config.maxmemory_policy,
-          allocator_name());
+          memory_allocator_name());
     }
     if (section_wanted(c, "persistence", true)) {
         P("# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\n"
@@ -375,12 +190,12 @@ void cmd_info(struct cmd_ctx *c) {
         P("# Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\ninstantaneous_ops_per_sec:0\r\n"
           "total_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
           "expired_keys:%llu\r\nevicted_keys:%llu\r\nkeyspace_hits:%llu\r\nkeyspace_misses:%llu\r\n"
-          "pubsub_channels:0\r\npubsub_patterns:0\r\n\r\n",
+          "pubsub_channels:0\r\npubsub_patterns:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:%llu\r\n\r\n",
           (unsigned long long)SUM_STAT(connections_total), (unsigned long long)SUM_STAT(commands),
           (unsigned long long)SUM_STAT(net_in), (unsigned long long)SUM_STAT(net_out),
           (unsigned long long)SUM_STAT(rejected), (unsigned long long)SUM_SHARD_STAT(expired_keys),
           (unsigned long long)SUM_SHARD_STAT(evicted_keys), (unsigned long long)SUM_SHARD_STAT(keyspace_hits),
-          (unsigned long long)SUM_SHARD_STAT(keyspace_misses));
+          (unsigned long long)SUM_SHARD_STAT(keyspace_misses), (unsigned long long)stats_total_error_replies());
     }
     if (section_wanted(c, "replication", true)) {
         P("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n\r\n");
@@ -395,6 +210,10 @@ void cmd_info(struct cmd_ctx *c) {
           (long)children.ru_stime.tv_sec, (long)children.ru_stime.tv_usec,
           (long)children.ru_utime.tv_sec, (long)children.ru_utime.tv_usec);
     }
+    if (section_wanted(c, "modules", true) || section_wanted(c, "module_list", false)) P("# Modules\r\n\r\n");
+    info_stats_section(c, &out, "commandstats", "# Commandstats\r\n", false, stats_info_commandstats);
+    info_stats_section(c, &out, "errorstats", "# Errorstats\r\n", true, stats_info_errorstats);
+    info_stats_section(c, &out, "latencystats", "# Latencystats\r\n", false, stats_info_latencystats);
     if (section_wanted(c, "cluster", true)) P("# Cluster\r\ncluster_enabled:0\r\n\r\n");
     if (section_wanted(c, "keyspace", true)) {
         P("# Keyspace\r\n");

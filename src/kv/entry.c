@@ -28,8 +28,6 @@
 #include "ringkv/entry.h"
 #include "ringkv/arena.h"
 
-const struct obj_ops *obj_ops_by_type[8];
-
 #define SHORT_HDR 3
 #define WIDE_HDR  13
 #define SHORT_MAX 255

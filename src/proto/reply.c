@@ -15,8 +15,12 @@
  *
  * These run for every reply, so each element is written with one reserve
  * and direct stores; snprintf() is reserved for doubles that need it.
+ *
+ * Every error reply is also counted (INFO errorstats, total_error_replies),
+ * on the thread that writes it: command_stats.c keeps the counts.
  */
 #include "ringkv/reply.h"
+#include "ringkv/command_stats.h"
 #include "ringkv/util.h"
 
 #include <stdarg.h>
@@ -94,6 +98,7 @@ static void add_error(struct reply *r, const char *s, size_t len) {
     dst[len + 1] = '\r';
     dst[len + 2] = '\n';
     r->out->len += len + 3;
+    stats_error_reply(dst + 1, len);
 }
 
 void reply_error(struct reply *r, const char *s) {

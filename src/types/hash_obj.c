@@ -8,6 +8,7 @@
  * pointer is stored untouched (the common case costs nothing to decode).
  */
 #include "ringkv/hash_obj.h"
+#include "ringkv/obj_types.h"
 #include "ringkv/config.h"
 
 #define HM_TAG ((uintptr_t)1)
@@ -182,15 +183,19 @@ bool hash_iter_next(struct hash_iter *it, struct slice *field, struct slice *val
     return true;
 }
 
-/* ------------------------------------------------------------ registration */
+/* ------------------------------------------------------------ memory */
+
+size_t hash_usage(const struct hash_obj *h, size_t samples) {
+    if (!is_map(h)) return obj_alloc_size(as_lp(h));
+    return hashmap_usage(as_map(h), samples);
+}
+
+/* ------------------------------------------------------------ ops */
 
 static void ops_free(void *obj) { hash_free(obj); }
 static void *ops_dup(const void *obj) { return hash_dup(obj); }
 static const char *ops_encoding(const void *obj) { return hash_encoding(obj); }
 static size_t ops_inline_size(const void *obj) { return is_map(obj) ? 0 : lp_bytes(as_lp(obj)); }
+static size_t ops_usage(const void *obj, size_t samples) { return hash_usage(obj, samples); }
 
-static const struct obj_ops hash_ops = { ops_free, ops_dup, ops_encoding, ops_inline_size };
-
-__attribute__((constructor)) static void hash_obj_register(void) {
-    obj_ops_by_type[OBJ_HASH] = &hash_ops;
-}
+const struct obj_ops hash_obj_ops = { ops_free, ops_dup, ops_encoding, ops_inline_size, ops_usage };

@@ -1,6 +1,6 @@
 /*
  * The list object: a bare listpack for small lists, a quicklist for big
- * ones (see list_obj.h), registered as obj_ops_by_type[OBJ_LIST].
+ * ones (see list_obj.h), whose ops (list_obj_ops) obj_types.c lists.
  *
  * A listpack list is read through the quicklist functions, seen as a
  * quicklist of one node built on the stack (reading never frees a node);
@@ -11,6 +11,7 @@
 #include "ringkv/list_obj.h"
 #include "ringkv/config.h"
 #include "ringkv/entry.h"
+#include "ringkv/obj_types.h"
 
 #define QL_TAG ((uintptr_t)1)
 
@@ -178,15 +179,26 @@ void list_shrank(struct list_obj **l) {
         *l = from_lp(ql_to_listpack(as_ql(*l)));
 }
 
-/* ------------------------------------------------------------ registration */
+/* ------------------------------------------------------------ memory */
+
+/* As Redis's objectComputeSize: the quicklist, then its nodes with their
+ * listpacks, the first `samples` measured and the others taken to be like
+ * them. */
+size_t list_usage(const struct list_obj *l, size_t samples) {
+    if (!is_ql(l)) return obj_alloc_size(as_lp(l));
+    const struct quicklist *ql = as_ql(l);
+    size_t sampled = 0, n = 0;
+    for (const struct ql_node *node = ql->head; node && n < samples; node = node->next, n++)
+        sampled += obj_alloc_size(node) + obj_alloc_size(node->lp);
+    return obj_alloc_size(ql) + (n ? (size_t)((double)sampled / (double)n * ql->nodes) : 0);
+}
+
+/* ------------------------------------------------------------ ops */
 
 static void ops_free(void *obj) { list_free(obj); }
 static void *ops_dup(const void *obj) { return list_dup(obj); }
 static const char *ops_encoding(const void *obj) { return list_encoding(obj); }
 static size_t ops_inline_size(const void *obj) { return is_ql(obj) ? 0 : lp_bytes(as_lp(obj)); }
+static size_t ops_usage(const void *obj, size_t samples) { return list_usage(obj, samples); }
 
-static const struct obj_ops list_ops = { ops_free, ops_dup, ops_encoding, ops_inline_size };
-
-__attribute__((constructor)) static void list_register(void) {
-    obj_ops_by_type[OBJ_LIST] = &list_ops;
-}
+const struct obj_ops list_obj_ops = { ops_free, ops_dup, ops_encoding, ops_inline_size, ops_usage };

@@ -19,6 +19,7 @@
 #include "ringkv/config.h"
 #include "ringkv/intset.h"
 #include "ringkv/listpack.h"
+#include "ringkv/obj_types.h"
 #include "ringkv/util.h"
 
 #define HT_TAG ((uintptr_t)1)
@@ -333,15 +334,19 @@ struct set_obj *set_obj_dup(const struct set_obj *s) {
     return from_hm(hm);
 }
 
-/* ------------------------------------------------------------ registration */
+/* ------------------------------------------------------------ memory */
+
+size_t set_obj_usage(const struct set_obj *s, size_t samples) {
+    if (enc_of(s) == SET_ENC_HT) return hashmap_usage(as_hm(s), samples);
+    return obj_alloc_size(untag(s));
+}
+
+/* ------------------------------------------------------------ ops */
 
 static void ops_free(void *obj) { set_obj_free(obj); }
 static void *ops_dup(const void *obj) { return set_obj_dup(obj); }
 static const char *ops_encoding(const void *obj) { return set_obj_encoding(obj); }
 static size_t ops_inline_size(const void *obj) { return enc_of(obj) == SET_ENC_HT ? 0 : set_obj_memory(obj); }
+static size_t ops_usage(const void *obj, size_t samples) { return set_obj_usage(obj, samples); }
 
-static const struct obj_ops set_ops = { ops_free, ops_dup, ops_encoding, ops_inline_size };
-
-__attribute__((constructor)) static void set_obj_register(void) {
-    obj_ops_by_type[OBJ_SET] = &set_ops;
-}
+const struct obj_ops set_obj_ops = { ops_free, ops_dup, ops_encoding, ops_inline_size, ops_usage };

@@ -10,6 +10,7 @@
 
 #include "ringkv/zset_obj.h"
 #include "ringkv/config.h"
+#include "ringkv/obj_types.h"
 #include "ringkv/util.h"
 
 #define ZSL_TAG ((uintptr_t)1)
@@ -456,15 +457,27 @@ size_t zset_count_lex(const struct zset_obj *z, const struct zlex_spec *r) {
     return lp_run(z, NULL, r, &first);
 }
 
-/* ------------------------------------------------------------ registration */
+/* ------------------------------------------------------------ memory */
+
+/* As Redis's objectComputeSize: the skiplist's struct, header node and
+ * member map, then its nodes (one allocation each, member included), the
+ * first `samples` measured and the others taken to be like them. */
+size_t zset_usage(const struct zset_obj *z, size_t samples) {
+    if (!is_zsl(z)) return obj_alloc_size(as_lp(z));
+    const struct zskiplist *zs = as_zsl(z);
+    size_t sampled = 0, n = 0;
+    for (const struct zsl_node *x = zsl_first(zs); x && n < samples; x = zsl_next(x), n++)
+        sampled += obj_alloc_size(x);
+    size_t fixed = obj_alloc_size(zs) + obj_alloc_size(zs->header) + obj_alloc_size(zs->map);
+    return fixed + (n ? (size_t)((double)sampled / (double)n * (double)zsl_count(zs)) : 0);
+}
+
+/* ------------------------------------------------------------ ops */
 
 static void ops_free(void *obj) { zset_free(obj); }
 static void *ops_dup(const void *obj) { return zset_dup(obj); }
 static const char *ops_encoding(const void *obj) { return zset_encoding(obj); }
 static size_t ops_inline_size(const void *obj) { return is_zsl(obj) ? 0 : lp_bytes(as_lp(obj)); }
+static size_t ops_usage(const void *obj, size_t samples) { return zset_usage(obj, samples); }
 
-static const struct obj_ops zset_ops = { ops_free, ops_dup, ops_encoding, ops_inline_size };
-
-__attribute__((constructor)) static void zset_obj_register(void) {
-    obj_ops_by_type[OBJ_ZSET] = &zset_ops;
-}
+const struct obj_ops zset_obj_ops = { ops_free, ops_dup, ops_encoding, ops_inline_size, ops_usage };

@@ -41,7 +41,7 @@ static void *toy_dup(const void *obj) {
     return n;
 }
 static const char *toy_encoding(const void *obj) { (void)obj; return "listpack"; }
-static const struct obj_ops toy_ops = { toy_free, toy_dup, toy_encoding, NULL };
+static const struct obj_ops toy_ops = { toy_free, toy_dup, toy_encoding, NULL, NULL };
 
 static inline void add_toy_list(const char *key, int value) {
     int *obj = malloc(sizeof *obj);

@@ -222,7 +222,7 @@ static void *fake_dup(const void *o) {
     dups++;
     return f;
 }
-static const struct obj_ops fake_ops = { fake_free, fake_dup, NULL, NULL };
+static const struct obj_ops fake_ops = { fake_free, fake_dup, NULL, NULL, NULL };
 
 static void test_objects_and_hooks(void **state) {
     (void)state;
@@ -308,7 +308,7 @@ static void *blob_dup(const void *o) {
     return n;
 }
 static size_t blob_size(const void *o) { return ((const struct blob *)o)->bytes; }
-static const struct obj_ops blob_ops = { blob_free, blob_dup, NULL, blob_size };
+static const struct obj_ops blob_ops = { blob_free, blob_dup, NULL, blob_size, NULL };
 
 static void assert_blob(const struct kv_entry *e, size_t bytes, unsigned char c) {
     const struct blob *b = entry_obj(e);
