@@ -120,6 +120,7 @@ struct cmd_ctx {
     const struct block_record *waiter;   /* in: who waits if it blocks (NULL: nobody) */
     bool block;                  /* out: nothing to serve, the client waits on its keys */
     bool timed_out;              /* in: the wait is over, reply the timeout reply */
+    bool rerun;                  /* in: woken after waiting: a key of another type is just not ready */
     long long block_timeout_ms;  /* out: the wait's timeout (0 = forever) */
 };
 
@@ -141,6 +142,10 @@ void ctx_block_on(struct cmd_ctx *c, struct slice key);
  * argv[first..end) for timeout_ms (0 = forever), or reply the timeout. */
 void ctx_block_or_timeout(struct cmd_ctx *c, int first, int end, long long timeout_ms);
 bool arg_timeout_or_reply(struct cmd_ctx *c, struct slice s, long long *ms);   /* seconds, as Redis */
+/* A blocking command run again after a wake-up skips a key that now holds
+ * another type (it keeps waiting), where its first run replies WRONGTYPE:
+ * as Redis, which only serves a waiter from a key of the right type. */
+bool waiting_key_of_other_type(struct cmd_ctx *c, struct slice key, unsigned type);
 bool arg_cursor_or_reply(struct cmd_ctx *c, struct slice s, uint64_t *cursor);  /* ERR invalid cursor */
 
 /* The options of SCAN, HSCAN, SSCAN and ZSCAN. */

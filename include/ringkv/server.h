@@ -255,6 +255,7 @@ struct tx_request {
     /* CMD_BLOCKING: the command stays in the client's input until served */
     bool blocking;
     bool timed_out;                  /* the wait is over: reply the timeout reply */
+    bool rerun;                      /* woken after waiting (cmd_ctx.rerun) */
     struct block_record waiter;      /* who waits if it blocks (or watches: CMD_IDENTITY) */
     size_t cmd_len;                  /* its bytes in the client's input */
     struct multi_queue *exec;        /* EXEC: the queue to run (the transaction owns it) */

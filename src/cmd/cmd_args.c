@@ -6,6 +6,7 @@
 #include "ringkv/command.h"
 #include "ringkv/util.h"
 #include "ringkv/db.h"
+#include "ringkv/scan_cursor.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -35,6 +36,12 @@ struct kv_entry **lookup_typed_or_reply(struct cmd_ctx *c, struct slice key, uns
         return NULL;
     }
     return slot;
+}
+
+bool waiting_key_of_other_type(struct cmd_ctx *c, struct slice key, unsigned type) {
+    if (!c->rerun) return false;
+    struct kv_entry *e = db_lookup(c, key, LOOKUP_NONE);
+    return e && entry_type(e) != type;
 }
 
 bool obj_write(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_entry ***slot, void **obj) {
@@ -113,19 +120,21 @@ void ctx_block_or_timeout(struct cmd_ctx *c, int first, int end, long long timeo
     c->block_timeout_ms = timeout_ms;
 }
 
-/* A SCAN-family cursor: an unsigned 64-bit decimal, as Redis parses it. */
+/* A SCAN-family cursor, parsed as Redis does: strtoul() on the argument
+ * as a C string, so "" is 0, so is "\0x" (the NUL ends it), zeros may pad
+ * it to any length and "-1" wraps around; only a leading blank, bytes left
+ * over before the end or the NUL, and overflow are invalid. */
 bool arg_cursor_or_reply(struct cmd_ctx *c, struct slice s, uint64_t *cursor) {
-    char buf[64], *end;
-    if (s.len == 0 || s.len >= sizeof buf || isspace((unsigned char)s.ptr[0])) goto invalid;
-    memcpy(buf, s.ptr, s.len);
+    char small[64], *end;
+    char *buf = s.len < sizeof small ? small : rk_malloc(s.len + 1);
+    if (s.len) memcpy(buf, s.ptr, s.len);
     buf[s.len] = '\0';
     errno = 0;
     *cursor = strtoull(buf, &end, 10);
-    if (*end != '\0' || errno == ERANGE) goto invalid;
-    return true;
-invalid:
-    reply_error(&c->r, "ERR invalid cursor");
-    return false;
+    bool ok = !isspace((unsigned char)buf[0]) && *end == '\0' && errno != ERANGE;
+    if (buf != small) free(buf);
+    if (!ok) reply_error(&c->r, "ERR invalid cursor");
+    return ok;
 }
 
 bool scan_args_or_reply(struct cmd_ctx *c, int first, bool allow_type, struct scan_args *a) {
@@ -164,14 +173,17 @@ void reply_scan_head(struct cmd_ctx *c, uint64_t cursor, size_t n) {
     reply_array(&c->r, n);
 }
 
+/* The cursors in and out are the client's; step works on positions in
+ * hash space (scan_cursor.h). */
 uint64_t scan_gather(const struct scan_args *a, const void *obj, scan_step_fn step, uint64_t cursor,
                      struct rbuf *found) {
     size_t slots = a->count > 1 << 20 ? (size_t)1 << 20 : (size_t)a->count;
+    uint64_t pos = scan_pos_of(cursor);
     int calls = 10;
     do {
-        cursor = step(obj, cursor, slots, found);
-    } while (cursor && --calls > 0 && found->len / sizeof(void *) < (unsigned long long)a->count);
-    return cursor;
+        pos = step(obj, pos, slots, found);
+    } while (pos && --calls > 0 && found->len / sizeof(void *) < (unsigned long long)a->count);
+    return scan_cursor_of(pos);
 }
 
 bool arg_rand_count_or_reply(struct cmd_ctx *c, const char *with_flag, long long *count, bool *with) {

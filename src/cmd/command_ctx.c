@@ -28,6 +28,7 @@ void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
     ctx->waiter = NULL;
     ctx->block = false;
     ctx->timed_out = false;
+    ctx->rerun = false;
     ctx->block_timeout_ms = 0;
 }
 

@@ -231,6 +231,7 @@ bool client_run_local(struct client *c, const struct command *cmd, int argc, str
         self = identity_of(c, cmd);
         ctx.waiter = &self;
         ctx.timed_out = c->block_timed_out;
+        ctx.rerun = c->block_deadline_ms != 0;
     }
     command_call(&ctx);
     if (RK_UNLIKELY(ctx.block)) {
@@ -252,6 +253,7 @@ void client_start_tx(struct client *c, const struct command *cmd, uint64_t mask,
     if (cmd->flags & CMD_BLOCKING) {
         req.blocking = true;
         req.timed_out = c->block_timed_out;
+        req.rerun = c->block_deadline_ms != 0;
         req.cmd_len = c->cur_cmd_len;
     }
     c->wait = WAIT_TX;

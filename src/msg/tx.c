@@ -159,6 +159,7 @@ static void tx_finish(struct tx *tx) {
     if (req->cmd->flags & (CMD_BLOCKING | CMD_IDENTITY)) {
         ctx.waiter = &req->waiter;
         ctx.timed_out = req->timed_out;
+        ctx.rerun = req->rerun;
     }
     if (req->exec) {
         /* EXEC: the watch check is only sure now, with every shard held */

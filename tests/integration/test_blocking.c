@@ -191,6 +191,27 @@ static void test_blocked_clients_info(void **state) {
     raw_close(w[3]);
 }
 
+/* A waiter woken by a push whose key then holds another type keeps
+ * waiting (Redis serves waiters only from a key of the right type). */
+static void test_woken_by_other_type(void **state) {
+    struct fixture *f = FIX(state);
+    struct raw *w = raw_connect(&f->srv);
+    raw_cmd(w, "BLPOP bk:t 0");
+    for (int i = 0; i < 5; i++) STATUS(f->c, "PONG", "PING");
+    OK(f->c, "MULTI");
+    STATUS(f->c, "QUEUED", "LPUSH bk:t a");
+    STATUS(f->c, "QUEUED", "DEL bk:t");
+    STATUS(f->c, "QUEUED", "SET bk:t foo");
+    redisReply *r = cmd(f->c, "EXEC");
+    assert_int_equal(r->elements, 3);
+    freeReplyObject(r);
+    for (int i = 0; i < 5; i++) STATUS(f->c, "PONG", "PING");
+    INT(f->c, 1, "DEL bk:t");
+    INT(f->c, 1, "LPUSH bk:t b");
+    raw_expect(w, "*2\r\n$4\r\nbk:t\r\n$1\r\nb\r\n");
+    raw_close(w);
+}
+
 static void test_errors(void **state) {
     redisContext *c = FIX(state)->c;
     ERR(c, "ERR timeout is negative", "BLPOP bk:x -1");
@@ -213,6 +234,7 @@ int main(void) {
         cmocka_unit_test_setup(test_sorted_sets, h_flushall),
         cmocka_unit_test_setup(test_chain_with_gone_client, h_flushall),
         cmocka_unit_test_setup(test_blocked_clients_info, h_flushall),
+        cmocka_unit_test_setup(test_woken_by_other_type, h_flushall),
         cmocka_unit_test_setup(test_errors, h_flushall),
     };
     int rc = cmocka_run_group_tests_name("blocking", tests, h_group_setup, h_group_teardown);
