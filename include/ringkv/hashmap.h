@@ -58,7 +58,8 @@ const struct hm_elem *hashmap_random(const struct hashmap *m, uint64_t r);
  * whole scan is returned at least once (in fact exactly once, even when the
  * map grows or shrinks between calls). Start with cursor 0; a returned
  * cursor of 0 means the scan is over. Each call looks at about `count`
- * slots. The cursor is a position in hash space.
+ * slots. The cursor is a position in hash space; a returned one has at
+ * most log2(groups) top bits set (scan_cursor.h makes it a small number).
  */
 typedef void (*hashmap_visit_fn)(void *ud, const struct hm_elem *e);
 uint64_t hashmap_scan(const struct hashmap *m, uint64_t cursor, size_t count,

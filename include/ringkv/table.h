@@ -62,7 +62,10 @@ bool table_step(struct kv_table *t);
 /*
  * Cursor iteration with SCAN's guarantee: an entry present for the whole
  * iteration is visited at least once, even across growth. Start with cursor 0;
- * a returned cursor of 0 means done. Each call visits roughly `count` slots.
+ * a returned cursor of 0 means done. Each call visits roughly `count` slots
+ * (whole units of 3 groups when the table has 3 * 2^k groups). The cursor
+ * is a position in hash space; a returned one has at most log2(groups) top
+ * bits set, which scan_cursor.h turns into a small number for clients.
  * The callback must not modify the table.
  */
 typedef void (*table_visit_fn)(void *ud, struct kv_entry *e);

@@ -9,10 +9,10 @@
  * KEYS, SCAN, RANDOMKEY, DBSIZE, FLUSHDB, FLUSHALL and SWAPDB are flagged
  * CMD_ALLSHARDS: they run while every shard is held, and read the shards'
  * tables directly through c->shards. SCAN's cursor carries the shard it is
- * in: cursor = (table cursor & ~0xFF) | shard index. Table cursors are
- * positions in hash space whose low bits are zero in practice, and rounding
- * one down could only make a shard's scan repeat entries, never skip them.
- * A shard is finished before the next one starts, and 0 means all are done.
+ * in: cursor = table cursor * shards + shard index, where the table cursor
+ * is the table's position in hash space as scan_cursor.h shows it to
+ * clients (a small number), so with one thread it is just that. A shard is
+ * finished before the next one starts, and 0 means all are done.
  *
  * MOVE and COPY ... DB n reach the other database by switching c->db for the
  * duration of the lookups, so routing, lazy expiry and the TTL counters are
@@ -26,6 +26,7 @@
 #include "ringkv/command.h"
 #include "ringkv/config.h"
 #include "ringkv/db.h"
+#include "ringkv/scan_cursor.h"
 #include "ringkv/util.h"
 
 #define ERR_SAME_OBJECT "ERR source and destination objects are the same"
@@ -186,23 +187,21 @@ void cmd_scan(struct cmd_ctx *c) {
 
     /* As Redis: stop at COUNT matches, or after 10 * COUNT table calls when
      * the table is sparse, so that one call stays short. */
-    unsigned shard = (unsigned)(cursor & 0xFF);
-    uint64_t tc = cursor & ~(uint64_t)0xFF;
+    unsigned shard = (unsigned)(cursor % c->nshards);
+    uint64_t pos = scan_pos_of(cursor / c->nshards);
     long long budget = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
     uint64_t next = 0;
     while (shard < c->nshards) {
-        tc = table_scan(shard_table(c, shard), tc, (size_t)count, filter_visit, &f);
-        if (tc == 0)
+        pos = table_scan(shard_table(c, shard), pos, (size_t)count, filter_visit, &f);
+        if (pos == 0)
             shard++;
-        else if ((tc & ~(uint64_t)0xFF) == 0)
-            continue;   /* not representable next to a shard index: go on */
         if (shard < c->nshards && ((long long)f.n >= count || --budget <= 0)) {
-            next = (tc & ~(uint64_t)0xFF) | shard;
+            next = scan_cursor_of(pos) * c->nshards + shard;
             break;
         }
     }
 
-    reply_scan_head(c, next, f.n);   /* unsigned: cursors use all 64 bits */
+    reply_scan_head(c, next, f.n);
     reply_found_keys(c, &f);
 }
 

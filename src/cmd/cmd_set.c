@@ -18,6 +18,7 @@
 
 #include "ringkv/command_def.h"
 #include "ringkv/db.h"
+#include "ringkv/scan_cursor.h"
 #include "ringkv/set_obj.h"
 #include "ringkv/util.h"
 
@@ -457,8 +458,8 @@ static void cmd_sscan(struct cmd_ctx *c) {
     }
     if (!scan_args_or_reply(c, 3, false, &sa)) return;
     struct scan_state st = { .args = &sa };
-    cursor = set_obj_scan(s, cursor, (size_t)sa.count, scan_collect, &st);
-    reply_scan_head(c, cursor, st.n);
+    uint64_t pos = set_obj_scan(s, scan_pos_of(cursor), (size_t)sa.count, scan_collect, &st);
+    reply_scan_head(c, scan_cursor_of(pos), st.n);
     for (size_t off = 0; off < st.found.len;) {
         size_t len;
         memcpy(&len, st.found.buf + off, sizeof len);

@@ -23,6 +23,8 @@
  *    migration, so the cursor survives resizing, and the ranges of
  *    successive calls tile the hash space: an entry present for the whole
  *    scan is returned exactly once.
+ *    The ranges end on short binary fractions of the hash space (see
+ *    table_scan), so a cursor has few significant bits.
  *  - Old group g maps onto the new groups of the same stretch of hash space,
  *    so migration writes the new array roughly in order.
  *
@@ -388,17 +390,31 @@ static void part_scan(const struct kv_table_part *p, uint64_t lo, uint64_t hi,
     }
 }
 
-/* The range of a call is `count` slots' worth of groups of the larger part,
- * so its end is a group boundary in both parts. */
+/*
+ * The range of a call is about `count` slots' worth of groups of the larger
+ * part, and it ends on a boundary that is a short binary fraction of the
+ * hash space, so that the position has few significant bits and the cursor
+ * a client sees stays small (scan_cursor.h). A part of m * 2^k groups (m is
+ * 1 or 3, see grown()) has such a boundary every m groups: group m * j
+ * starts at exactly j << (64 - k). So the range is a whole number of those
+ * m-group units, at least one: `count` slots' worth when m is 1, rounded to
+ * whole units of 3 groups when m is 3. Its ends are group boundaries of
+ * the larger part, which keeps part_scan's fast path there.
+ */
 uint64_t table_scan(struct kv_table *t, uint64_t cursor, size_t count, table_visit_fn fn,
                     void *ud) {
     if (!table_size(t)) return 0;
     const struct kv_table_part *big = t->cur.ngroups >= t->old.ngroups ? &t->cur : &t->old;
+    unsigned k = (unsigned)__builtin_ctzll(big->ngroups);
+    uint64_t unit = big->ngroups >> k;   /* groups between short boundaries */
     uint64_t groups = count / GROUP + (count % GROUP != 0);
-    if (!groups) groups = 1;
-    uint64_t first = part_home(big, cursor);
-    uint64_t end = first + groups;
-    uint64_t next = end >= big->ngroups ? 0 : part_group_start(big, end);
+    uint64_t units = (groups + unit / 2) / unit;
+    if (!units) units = 1;
+    uint64_t next = 0;   /* one unit (k == 0) is the whole hash space */
+    if (k) {
+        uint64_t end = (cursor >> (64 - k)) + units;
+        next = end >= (uint64_t)1 << k ? 0 : end << (64 - k);
+    }
     part_scan(&t->cur, cursor, next, fn, ud);
     part_scan(&t->old, cursor, next, fn, ud);
     return next;

@@ -1,7 +1,8 @@
 /*
  * Unit tests for the swiss table: basic operations, a long random run
  * against a bitmap model while the table grows to 2,000,000 keys, SCAN's
- * guarantee across growth and shrinking, random sampling, tombstone churn,
+ * guarantee across growth and shrinking (with cursors as clients see them:
+ * small, below 2^63), random sampling, tombstone churn,
  * heavy hash clustering (including wrap-around probing), and the bound on
  * migration work per call.
  *
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "ringkv/scan_cursor.h"
 #include "ringkv/table.h"
 
 #define STEP_BOUND 4   /* MIGRATE_GROUPS in table.c: groups moved per call */
@@ -303,6 +305,97 @@ static void test_scan_during_growth(void **state) {
     free(v.count);
 }
 
+/* The larger part's group count: what bounds a scan cursor. */
+static size_t big_groups(const struct kv_table *t) {
+    return t->cur.ngroups > t->old.ngroups ? t->cur.ngroups : t->old.ngroups;
+}
+
+/* One call as SCAN makes it, through the client's cursor: that cursor is
+ * below the table's group count, so far below 2^63. */
+static uint64_t client_scan(struct kv_table *t, uint64_t cursor, size_t count, struct visits *v) {
+    size_t groups = big_groups(t);
+    uint64_t next = scan_cursor_of(table_scan(t, scan_pos_of(cursor), count, visit, v));
+    if (next >= (groups ? groups : 1))
+        fail_msg("cursor %llu from a table of %zu groups", (unsigned long long)next, groups);
+    assert_int_equal(scan_pos_of(next) == 0, next == 0);
+    return next;
+}
+
+/*
+ * A table grown from one group through every size of the 3/2 and 4/3 steps
+ * (2, 3, 4, 6, 8, 12, ...) and shrunk back, scanned all the while through
+ * client cursors with random counts: each call's cursor stays below the
+ * group count, keys present throughout are returned exactly once, none twice.
+ */
+static void test_scan_client_cursors(void **state) {
+    (void)state;
+    const uint64_t stable = 300, batch = 3000, batches = 40;
+    struct visits v = { calloc(stable + batch * batches, 1), 0 };
+    struct kv_table t;
+    table_init(&t);
+    for (uint64_t i = 0; i < stable; i++) ins(&t, i);
+
+    uint64_t cursor = 0, next_id = stable, next_del = stable;
+    size_t calls = 0, odd_sizes = 0, max_groups = 0;
+    do {
+        if (big_groups(&t) % 3 == 0) odd_sizes++;
+        if (big_groups(&t) > max_groups) max_groups = big_groups(&t);
+        cursor = client_scan(&t, cursor, 1 + rnd() % 40, &v);
+        if (calls < batches) {                /* grow */
+            for (uint64_t k = 0; k < batch; k++) ins(&t, next_id++);
+        } else if (calls < 2 * batches) {     /* shrink back */
+            for (uint64_t k = 0; k < batch; k++) del(&t, next_del++);
+            step(&t);
+        }
+        calls++;
+    } while (cursor != 0);
+
+    for (uint64_t i = 0; i < stable; i++) assert_int_equal(v.count[i], 1);
+    for (uint64_t i = 0; i < next_id; i++) assert_true(v.count[i] <= 1);
+    assert_true(calls > 2 * batches);
+    assert_true(odd_sizes > 0);
+    assert_true(max_groups >= 1024 && big_groups(&t) <= max_groups / 8);
+    printf("  client cursors: %zu calls, %zu on 3 * 2^k groups, up to %zu groups, %zu at the end\n",
+           calls, odd_sizes, max_groups, big_groups(&t));
+    table_destroy(&t, entry_free);
+    free(v.count);
+}
+
+/* At every size the whole table comes back through client cursors, with a
+ * small count: one unit of groups a call, so the cursor visits every
+ * boundary, and the largest cursor is close to the group count. */
+static void test_scan_cursor_sizes(void **state) {
+    (void)state;
+    struct kv_table t;
+    table_init(&t);
+    uint64_t n = 0;
+    struct visits v = { calloc(200000, 1), 0 };
+    size_t last_groups = 0;
+    while (n < 200000) {
+        ins(&t, n++);
+        if (t.old.ngroups) finish_migration(&t);
+        if (t.cur.ngroups == last_groups) continue;
+        last_groups = t.cur.ngroups;
+        memset(v.count, 0, n);
+        v.nvisited = 0;
+        uint64_t cursor = 0, largest = 0;
+        size_t calls = 0;
+        do {
+            cursor = client_scan(&t, cursor, 1, &v);
+            if (cursor > largest) largest = cursor;
+            calls++;
+        } while (cursor);
+        assert_int_equal(v.nvisited, n);
+        for (uint64_t i = 0; i < n; i++) assert_int_equal(v.count[i], 1);
+        /* m * 2^k groups: 2^k calls of m groups, cursors 1 .. 2^k - 1 */
+        size_t units = t.cur.ngroups % 3 ? t.cur.ngroups : t.cur.ngroups / 3;
+        assert_int_equal(calls, units);
+        if (units > 1) assert_int_equal(largest, units - 1);
+    }
+    table_destroy(&t, entry_free);
+    free(v.count);
+}
+
 /* Mass deletion during a scan shrinks the table; survivors are still seen once. */
 static void test_scan_during_shrink(void **state) {
     (void)state;
@@ -547,6 +640,8 @@ int main(void) {
         cmocka_unit_test(test_clustered_hashes),
         cmocka_unit_test(test_scan_during_growth),
         cmocka_unit_test(test_scan_during_shrink),
+        cmocka_unit_test(test_scan_client_cursors),
+        cmocka_unit_test(test_scan_cursor_sizes),
         cmocka_unit_test(test_tombstone_churn),
         cmocka_unit_test(test_model_2m),
     };
