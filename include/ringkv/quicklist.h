@@ -13,8 +13,17 @@
  * ql_listpack_fits() and ql_fits_listpack() answer the question Redis asks
  * at those two moments, ql_from_listpack() and ql_to_listpack() convert.
  *
- * Values read from the list (struct lp_value) point into a node and stay
- * valid until the list changes. Strings that parse as integers come back as
+ * Compression (Redis's list-compress-depth): with a depth d > 0, every node
+ * but the d nodes at each end is kept LZF-compressed (lzf.h), if it is at
+ * least 48 bytes and compressing saves more than 8 bytes, as in Redis. The d nodes at each end, where pushes and pops happen, stay raw. A
+ * change decompresses the node it touches and compresses it again after;
+ * a read decompresses into the list's read buffer and leaves the node
+ * compressed.
+ *
+ * Values read from the list (struct lp_value) point into a node or into the
+ * read buffer. They stay valid until the list changes or another compressed
+ * node of it is read (the next ql_iter_next may read one); callers use each
+ * value before the next read. Strings that parse as integers come back as
  * integers (listpack.h); lp_value_str() prints them back, byte for byte.
  */
 #ifndef RINGKV_QUICKLIST_H
@@ -25,9 +34,12 @@
 
 #define QL_FILL_DEFAULT (-2)
 
+struct ql_lzf;                 /* a compressed listpack (quicklist.c) */
+
 struct ql_node {
     struct ql_node *prev, *next;
-    struct listpack *lp;       /* never empty */
+    struct listpack *lp;       /* never empty; NULL while the node is compressed */
+    struct ql_lzf *lzf;        /* the compressed listpack, or NULL */
 };
 
 struct quicklist {
@@ -35,15 +47,29 @@ struct quicklist {
     size_t count;              /* elements */
     uint32_t nodes;
     int32_t fill;
+    uint32_t compress;         /* list-compress-depth: raw nodes at each end, 0 = none */
+    /* read buffer: the listpack of one compressed node, decompressed */
+    const struct ql_node *scratch_of;
+    struct listpack *scratch;
 };
 
 struct quicklist *ql_new(int fill);
 void ql_free(struct quicklist *ql);
 /* Applies to nodes filled from now on. */
 static inline void ql_set_fill(struct quicklist *ql, int fill) { ql->fill = fill; }
+/* Compress every node but the depth nodes at each end (0: none), now and
+ * from now on. */
+void ql_set_compress(struct quicklist *ql, int depth);
+static inline bool ql_node_compressed(const struct ql_node *n) { return n->lp == NULL; }
+/* The node's data allocation (its listpack, or the compressed form), for
+ * memory accounting. */
+static inline const void *ql_node_data(const struct ql_node *n) {
+    return n->lp ? (const void *)n->lp : (const void *)n->lzf;
+}
 
 static inline size_t ql_count(const struct quicklist *ql) { return ql->count; }
-/* Bytes allocated: the list, its nodes and their listpacks. */
+/* Bytes allocated: the list, its nodes, their listpacks (compressed or
+ * not) and the read buffer. */
 size_t ql_memory(const struct quicklist *ql);
 
 void ql_push(struct quicklist *ql, struct slice s, bool tail);
@@ -68,8 +94,9 @@ size_t ql_remove(struct quicklist *ql, struct slice s, long long count);
 /* Iteration from index (negative from the tail) towards the tail, or
  * towards the head when reverse. The list must not change meanwhile. */
 struct ql_iter {
+    const struct quicklist *ql;
     struct ql_node *node;      /* NULL when done */
-    size_t pos;
+    size_t pos;                /* LP_NONE: the first (last) element of node */
     bool reverse;
 };
 /* False (and an iterator that yields nothing) if index is out of range. */
@@ -91,7 +118,8 @@ struct quicklist *ql_from_listpack(struct listpack *lp, int fill);
 /* The listpack of a quicklist of at most one node (the quicklist is freed). */
 struct listpack *ql_to_listpack(struct quicklist *ql);
 
-/* Check links, counts, node limits and every listpack (for tests). */
+/* Check links, counts, node limits, every listpack, and that exactly the
+ * nodes away from the ends that compress are compressed (for tests). */
 bool ql_check(const struct quicklist *ql);
 
 #endif

@@ -24,6 +24,7 @@ static inline struct list_obj *from_lp(struct listpack *lp) { return (struct lis
 static inline struct list_obj *from_ql(struct quicklist *ql) { return (struct list_obj *)((uintptr_t)ql | QL_TAG); }
 
 static int fill(void) { return (int)CONFIG_GET(list_max_listpack_size); }
+static int compress_depth(void) { return (int)CONFIG_GET(list_compress_depth); }
 
 struct list_obj *list_new(void) { return from_lp(lp_new()); }
 
@@ -74,6 +75,7 @@ struct list_obj *list_dup(const struct list_obj *l) {
     }
     const struct quicklist *ql = as_ql(l);
     struct quicklist *n = ql_new(ql->fill);
+    ql_set_compress(n, (int)ql->compress);
     struct ql_iter it;
     struct lp_value v;
     char buf[LP_INTBUF_SIZE];
@@ -170,8 +172,11 @@ size_t list_remove(struct list_obj **l, struct slice s, long long count) {
 void list_grew(struct list_obj **l) {
     if (is_ql(*l)) return;
     struct listpack *lp = as_lp(*l);
-    if (!ql_listpack_fits(fill(), lp_bytes(lp), lp_count(lp), false))
-        *l = from_ql(ql_from_listpack(lp, fill()));
+    if (!ql_listpack_fits(fill(), lp_bytes(lp), lp_count(lp), false)) {
+        struct quicklist *ql = ql_from_listpack(lp, fill());
+        ql_set_compress(ql, compress_depth());
+        *l = from_ql(ql);
+    }
 }
 
 void list_shrank(struct list_obj **l) {
@@ -189,7 +194,7 @@ size_t list_usage(const struct list_obj *l, size_t samples) {
     const struct quicklist *ql = as_ql(l);
     size_t sampled = 0, n = 0;
     for (const struct ql_node *node = ql->head; node && n < samples; node = node->next, n++)
-        sampled += obj_alloc_size(node) + obj_alloc_size(node->lp);
+        sampled += obj_alloc_size(node) + obj_alloc_size(ql_node_data(node));   /* compressed or not */
     return obj_alloc_size(ql) + (n ? (size_t)((double)sampled / (double)n * ql->nodes) : 0);
 }
 

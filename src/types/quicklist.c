@@ -1,5 +1,6 @@
 /*
- * quicklist: a linked list of listpacks, each filled up to the limit.
+ * quicklist: a linked list of listpacks, each filled up to the limit, the
+ * inner ones optionally compressed.
  *
  * The limit follows Redis's list-max-listpack-size (quicklist.h). Pushes go
  * into the end node while it has room, else into a new node. An element is
@@ -15,16 +16,40 @@
  * them. Positions inside a node are listpack positions; finding the node of
  * an index walks the node list from the nearer end, adding node counts.
  *
- * Node count and bytes are read from the listpack header, so a node is only
- * its two links and the listpack pointer.
+ * Compression (list-compress-depth d): the rule is "the d nodes at each end
+ * are raw, every other node is compressed if it compresses". A compressed
+ * node keeps its element count and raw size beside the LZF bytes, so
+ * locating an index or checking a node's room needs no decompressing. A
+ * change opens (decompresses) the node it edits; afterwards the nodes it
+ * touched are compressed again if they are inner (settle_near), and, when
+ * nodes came or went, the ends are put right (settle_ends): an operation
+ * adds at most two nodes, so only the two nodes just inside each end zone
+ * can have become inner, while any number may have come into a zone. Reads
+ * decompress into the list's read buffer (one node), so reading never
+ * changes a node and needs no recompressing.
+ *
+ * Node count and bytes are read from the listpack header (or the
+ * compressed node's), so a node is its two links and its data.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "ringkv/lzf.h"
 #include "ringkv/quicklist.h"
 
 #define SIZE_SAFETY_LIMIT 8192     /* bytes of a node under a count limit */
+#define MIN_COMPRESS_BYTES 48      /* smaller nodes are never compressed (Redis) */
+#define MIN_COMPRESS_IMPROVE 8     /* compressing must save more than this (Redis) */
 
 static const size_t neg_fill_bytes[] = { 4096, 8192, 16384, 32768, 65536 };
+
+/* A compressed node's listpack. */
+struct ql_lzf {
+    uint32_t raw;              /* bytes of the listpack */
+    uint32_t count;            /* its elements */
+    uint32_t len;              /* bytes of data */
+    unsigned char data[];
+};
 
 /* ------------------------------------------------------------ limits */
 
@@ -54,17 +79,20 @@ static bool is_large(int fill, size_t len) {
     return len > (fill >= 0 ? SIZE_SAFETY_LIMIT : neg_limit(fill));
 }
 
+static size_t node_count(const struct ql_node *n) { return n->lp ? lp_count(n->lp) : n->lzf->count; }
+static size_t node_bytes(const struct ql_node *n) { return n->lp ? lp_bytes(n->lp) : n->lzf->raw; }
+
 /* Can node take one more element s, encoded in enc bytes? */
 static bool allow_insert(const struct quicklist *ql, const struct ql_node *node,
                          struct slice s, size_t enc) {
     if (!node || is_large(ql->fill, s.len)) return false;
-    return !ql_exceeds_limit(ql->fill, lp_bytes(node->lp) + enc, lp_count(node->lp) + 1);
+    return !ql_exceeds_limit(ql->fill, node_bytes(node) + enc, node_count(node) + 1);
 }
 
 bool ql_fits_listpack(const struct quicklist *ql, bool shrinking) {
     if (ql->nodes > 1) return false;
     if (ql->nodes == 0) return true;
-    return ql_listpack_fits(ql->fill, lp_bytes(ql->head->lp), lp_count(ql->head->lp), shrinking);
+    return ql_listpack_fits(ql->fill, node_bytes(ql->head), node_count(ql->head), shrinking);
 }
 
 bool ql_listpack_fits(int fill, size_t bytes, size_t count, bool shrinking) {
@@ -78,12 +106,129 @@ bool ql_listpack_fits(int fill, size_t bytes, size_t count, bool shrinking) {
     return bytes <= bl && count <= cl;
 }
 
+/* ------------------------------------------------------------ compression */
+
+/* The LZF form of lp, or NULL when it is too small or does not shrink
+ * enough to be worth it. */
+static struct ql_lzf *lzf_pack(const struct listpack *lp) {
+    size_t sz = lp_bytes(lp);
+    if (sz < MIN_COMPRESS_BYTES) return NULL;
+    struct ql_lzf *z = rk_malloc(sizeof *z + sz);
+    size_t len = lzf_compress(lp, sz, z->data, sz);
+    if (len == 0 || len + MIN_COMPRESS_IMPROVE >= sz) {
+        free(z);
+        return NULL;
+    }
+    z = rk_realloc(z, sizeof *z + len);
+    z->raw = (uint32_t)sz;
+    z->count = (uint32_t)lp_count(lp);
+    z->len = (uint32_t)len;
+    return z;
+}
+
+static struct listpack *lzf_unpack(const struct ql_lzf *z) {
+    struct listpack *lp = rk_malloc(z->raw);
+    if (lzf_decompress(z->data, z->len, lp, z->raw) != z->raw) {
+        fprintf(stderr, "ringkv: a compressed list node does not decompress\n");
+        abort();
+    }
+    return lp;
+}
+
+/* Compress n if it is raw and compresses (else it stays raw). */
+static void node_compress(struct ql_node *n) {
+    if (!n || !n->lp) return;
+    struct ql_lzf *z = lzf_pack(n->lp);
+    if (!z) return;
+    lp_free(n->lp);
+    n->lp = NULL;
+    n->lzf = z;
+}
+
+static void drop_scratch(struct quicklist *ql) {
+    free(ql->scratch);
+    ql->scratch = NULL;
+    ql->scratch_of = NULL;
+}
+
+/* Make n raw, to change it (its read-buffer copy is taken when there is one). */
+static void node_open(struct quicklist *ql, struct ql_node *n) {
+    if (!n || n->lp) return;
+    if (ql->scratch_of == n) {
+        n->lp = ql->scratch;
+        ql->scratch = NULL;
+        ql->scratch_of = NULL;
+    } else {
+        n->lp = lzf_unpack(n->lzf);
+    }
+    free(n->lzf);
+    n->lzf = NULL;
+}
+
+/* n's listpack to read: its own, or a decompressed copy in the read
+ * buffer. The read buffer is a cache of the list, not part of its value,
+ * hence the cast on a list given as const. */
+static const struct listpack *node_read(const struct quicklist *ql, const struct ql_node *n) {
+    if (n->lp) return n->lp;
+    struct quicklist *cache = (struct quicklist *)ql;
+    if (cache->scratch_of != n) {
+        free(cache->scratch);
+        cache->scratch = lzf_unpack(n->lzf);
+        cache->scratch_of = n;
+    }
+    return cache->scratch;
+}
+
+/* Is n one of the nodes at either end that stay raw? */
+static bool in_end_zone(const struct quicklist *ql, const struct ql_node *n) {
+    const struct ql_node *f = ql->head, *b = ql->tail;
+    for (uint32_t i = 0; i < ql->compress && f; i++, f = f->next, b = b->prev)
+        if (f == n || b == n) return true;
+    return false;
+}
+
+static void compress_if_inner(struct quicklist *ql, struct ql_node *n) {
+    if (ql->compress && n && n->lp && !in_end_zone(ql, n)) node_compress(n);
+}
+
+/* After a change around n: n and the neighbours a split or an insert may
+ * have created or filled (one before, two after). */
+static void settle_near(struct quicklist *ql, struct ql_node *n) {
+    if (!ql->compress) return;
+    compress_if_inner(ql, n->prev);
+    compress_if_inner(ql, n);
+    compress_if_inner(ql, n->next);
+    if (n->next) compress_if_inner(ql, n->next->next);
+}
+
+/* After nodes came or went: the d nodes at each end raw, and the two next
+ * ones inward compressed (at most two nodes are added at once, so no other
+ * node can have left an end zone). */
+static void settle_ends(struct quicklist *ql) {
+    uint64_t d = ql->compress, n = ql->nodes;
+    if (!d) return;
+    struct ql_node *f = ql->head, *b = ql->tail;
+    for (uint64_t i = 0; i < d && f; i++, f = f->next, b = b->prev) {
+        node_open(ql, f);
+        node_open(ql, b);
+    }
+    if (n > 2 * d) {             /* f and b are the nodes at index d from each end */
+        node_compress(f);
+        node_compress(b);
+    }
+    if (n > 2 * d + 1) {
+        node_compress(f->next);
+        node_compress(b->prev);
+    }
+}
+
 /* ------------------------------------------------------------ nodes */
 
 static struct ql_node *node_wrap(struct listpack *lp) {
     struct ql_node *n = rk_malloc(sizeof(*n));
     n->prev = n->next = NULL;
     n->lp = lp;
+    n->lzf = NULL;
     return n;
 }
 
@@ -91,6 +236,12 @@ static struct ql_node *node_new(struct slice s) {
     struct listpack *lp = lp_new();
     lp_push(&lp, s, true);
     return node_wrap(lp);
+}
+
+static void node_free(struct ql_node *n) {
+    if (n->lp) lp_free(n->lp);
+    free(n->lzf);
+    free(n);
 }
 
 /* Link n next to at (after or before it); at NULL only for an empty list. */
@@ -120,8 +271,8 @@ static void unlink_free(struct quicklist *ql, struct ql_node *n) {
     if (n->next) n->next->prev = n->prev;
     else ql->tail = n->prev;
     ql->nodes--;
-    lp_free(n->lp);
-    free(n);
+    if (ql->scratch_of == n) drop_scratch(ql);
+    node_free(n);
 }
 
 /* The node holding index (already in range, non-negative) and the
@@ -129,12 +280,12 @@ static void unlink_free(struct quicklist *ql, struct ql_node *n) {
 static struct ql_node *locate(const struct quicklist *ql, size_t index, size_t *in_node) {
     struct ql_node *n;
     if (index < ql->count / 2) {
-        for (n = ql->head; index >= lp_count(n->lp); n = n->next) index -= lp_count(n->lp);
+        for (n = ql->head; index >= node_count(n); n = n->next) index -= node_count(n);
         *in_node = index;
     } else {
         size_t r = ql->count - 1 - index;          /* distance from the tail */
-        for (n = ql->tail; r >= lp_count(n->lp); n = n->prev) r -= lp_count(n->lp);
-        *in_node = lp_count(n->lp) - 1 - r;
+        for (n = ql->tail; r >= node_count(n); n = n->prev) r -= node_count(n);
+        *in_node = node_count(n) - 1 - r;
     }
     return n;
 }
@@ -155,6 +306,16 @@ struct quicklist *ql_new(int fill) {
     return ql;
 }
 
+void ql_set_compress(struct quicklist *ql, int depth) {
+    drop_scratch(ql);
+    ql->compress = depth > 0 ? (uint32_t)depth : 0;
+    uint64_t d = ql->compress, i = 0, n = ql->nodes;
+    for (struct ql_node *node = ql->head; node; node = node->next, i++) {
+        if (d && i >= d && n - 1 - i >= d) node_compress(node);
+        else node_open(ql, node);
+    }
+}
+
 struct quicklist *ql_from_listpack(struct listpack *lp, int fill) {
     struct quicklist *ql = ql_new(fill);
     struct lp_value v;
@@ -170,6 +331,8 @@ struct quicklist *ql_from_listpack(struct listpack *lp, int fill) {
 }
 
 struct listpack *ql_to_listpack(struct quicklist *ql) {
+    drop_scratch(ql);
+    node_open(ql, ql->head);
     struct listpack *lp = ql->head ? ql->head->lp : lp_new();
     free(ql->head);
     free(ql);
@@ -181,36 +344,46 @@ void ql_free(struct quicklist *ql) {
     struct ql_node *n = ql->head;
     while (n) {
         struct ql_node *next = n->next;
-        lp_free(n->lp);
-        free(n);
+        node_free(n);
         n = next;
     }
+    free(ql->scratch);
     free(ql);
 }
 
 size_t ql_memory(const struct quicklist *ql) {
-    size_t m = sizeof(*ql);
-    for (const struct ql_node *n = ql->head; n; n = n->next) m += sizeof(*n) + lp_memory(n->lp);
+    size_t m = sizeof(*ql) + (ql->scratch ? lp_memory(ql->scratch) : 0);
+    for (const struct ql_node *n = ql->head; n; n = n->next)
+        m += sizeof(*n) + (n->lp ? lp_memory(n->lp) : sizeof(*n->lzf) + n->lzf->len);
     return m;
 }
 
 /* ------------------------------------------------------------ ends */
 
 void ql_push(struct quicklist *ql, struct slice s, bool tail) {
+    drop_scratch(ql);
     struct ql_node *end = tail ? ql->tail : ql->head;
-    if (allow_insert(ql, end, s, lp_encoded_size(s)))
+    if (allow_insert(ql, end, s, lp_encoded_size(s))) {
+        node_open(ql, end);
         lp_push(&end->lp, s, tail);
-    else
+    } else {
         link_node(ql, end, node_new(s), tail);
+        settle_ends(ql);
+    }
     ql->count++;
 }
 
 bool ql_pop(struct quicklist *ql, bool tail, struct lp_value *out, struct rbuf *buf) {
+    drop_scratch(ql);
     struct ql_node *end = tail ? ql->tail : ql->head;
     if (!end) return false;
+    node_open(ql, end);
     lp_pop(&end->lp, tail, out, buf);
     ql->count--;
-    if (lp_count(end->lp) == 0) unlink_free(ql, end);
+    if (lp_count(end->lp) == 0) {
+        unlink_free(ql, end);
+        settle_ends(ql);
+    }
     return true;
 }
 
@@ -219,12 +392,12 @@ bool ql_pop(struct quicklist *ql, bool tail, struct lp_value *out, struct rbuf *
 bool ql_index(const struct quicklist *ql, long long index, struct lp_value *out) {
     size_t i, k;
     if (!norm_index(ql, index, &i)) return false;
-    struct ql_node *n = locate(ql, i, &k);
-    lp_get(n->lp, lp_seek(n->lp, (long long)k), out);
+    const struct listpack *lp = node_read(ql, locate(ql, i, &k));
+    lp_get(lp, lp_seek(lp, (long long)k), out);
     return true;
 }
 
-/* Insert s next to the element at pos in node. */
+/* Insert s next to the element at pos in node (raw). */
 static void insert_at(struct quicklist *ql, struct ql_node *node, size_t pos, struct slice s, bool after) {
     size_t enc = lp_encoded_size(s);
     ql->count++;
@@ -234,13 +407,21 @@ static void insert_at(struct quicklist *ql, struct ql_node *node, size_t pos, st
         return;
     }
     if (after && lp_next(node->lp, pos) == LP_NONE) {
-        if (allow_insert(ql, node->next, s, enc)) lp_push(&node->next->lp, s, false);
-        else link_node(ql, node, node_new(s), true);
+        if (allow_insert(ql, node->next, s, enc)) {
+            node_open(ql, node->next);
+            lp_push(&node->next->lp, s, false);
+        } else {
+            link_node(ql, node, node_new(s), true);
+        }
         return;
     }
     if (!after && pos == lp_first(node->lp)) {
-        if (allow_insert(ql, node->prev, s, enc)) lp_push(&node->prev->lp, s, true);
-        else link_node(ql, node, node_new(s), false);
+        if (allow_insert(ql, node->prev, s, enc)) {
+            node_open(ql, node->prev);
+            lp_push(&node->prev->lp, s, true);
+        } else {
+            link_node(ql, node, node_new(s), false);
+        }
         return;
     }
     /* In the middle of a node that cannot grow: split it where s goes. */
@@ -255,8 +436,10 @@ static void insert_at(struct quicklist *ql, struct ql_node *node, size_t pos, st
 
 bool ql_replace(struct quicklist *ql, long long index, struct slice s) {
     size_t i, k;
+    drop_scratch(ql);
     if (!norm_index(ql, index, &i)) return false;
     struct ql_node *n = locate(ql, i, &k);
+    node_open(ql, n);
     size_t pos = lp_seek(n->lp, (long long)k);
     size_t next = lp_next(n->lp, pos);
     size_t old = (next == LP_NONE ? lp_bytes(n->lp) : next) - pos;
@@ -264,6 +447,7 @@ bool ql_replace(struct quicklist *ql, long long index, struct slice s) {
     if (lp_count(n->lp) == 1 ||
         (!is_large(ql->fill, s.len) && !ql_exceeds_limit(ql->fill, newbytes, lp_count(n->lp)))) {
         lp_replace(&n->lp, pos, s);
+        compress_if_inner(ql, n);
         return true;
     }
     /* Does not fit here: delete it, then insert where it was. */
@@ -272,71 +456,107 @@ bool ql_replace(struct quicklist *ql, long long index, struct slice s) {
     ql->count--;
     if (prev != LP_NONE) insert_at(ql, n, prev, s, true);
     else insert_at(ql, n, next, s, false);
+    settle_ends(ql);
+    settle_near(ql, n);
     return true;
 }
 
 size_t ql_del_range(struct quicklist *ql, long long start, size_t n) {
     size_t i, k;
+    drop_scratch(ql);
     if (!n || !norm_index(ql, start, &i)) return 0;
     if (n > ql->count - i) n = ql->count - i;
     size_t left = n;
     struct ql_node *node = locate(ql, i, &k);
+    struct ql_node *cut[2] = { NULL, NULL };   /* the first and last nodes, when they stay */
     while (left) {
         struct ql_node *next = node->next;
-        size_t here = lp_count(node->lp) - k;
+        size_t here = node_count(node) - k;
         if (here > left) here = left;
-        if (here == lp_count(node->lp)) unlink_free(ql, node);
-        else lp_delete_range(&node->lp, (long long)k, here);
+        if (here == node_count(node)) {
+            unlink_free(ql, node);
+        } else {
+            node_open(ql, node);
+            lp_delete_range(&node->lp, (long long)k, here);
+            cut[cut[0] != NULL] = node;
+        }
         left -= here;
         k = 0;
         node = next;
     }
     ql->count -= n;
+    settle_ends(ql);
+    compress_if_inner(ql, cut[0]);
+    compress_if_inner(ql, cut[1]);
     return n;
 }
 
+/* LREM's deletions in one node (raw) that holds s; stops at limit. */
+static void remove_in_node(struct ql_node *node, struct slice s, bool rev, unsigned long long limit,
+                           size_t *removed) {
+    if (!rev) {
+        size_t pos = lp_find(node->lp, lp_first(node->lp), s, 0);
+        while (pos != LP_NONE) {
+            pos = lp_delete(&node->lp, pos, 1);
+            ++*removed;
+            if (limit && *removed == limit) break;
+            if (pos != LP_NONE) pos = lp_find(node->lp, pos, s, 0);
+        }
+        return;
+    }
+    size_t pos = lp_last(node->lp);
+    while (pos != LP_NONE) {
+        size_t prev = lp_prev(node->lp, pos);
+        if (lp_eq(node->lp, pos, s)) {
+            lp_delete(&node->lp, pos, 1);
+            ++*removed;
+            if (limit && *removed == limit) break;
+        }
+        pos = prev;
+    }
+}
+
 size_t ql_remove(struct quicklist *ql, struct slice s, long long count) {
-    bool rev = count < 0;
+    drop_scratch(ql);
+    bool rev = count < 0, nodes_went = false;
     unsigned long long limit = rev ? 0ULL - (unsigned long long)count : (unsigned long long)count;
     size_t removed = 0;
     struct ql_node *node = rev ? ql->tail : ql->head;
     while (node && (limit == 0 || removed < limit)) {
         struct ql_node *after = rev ? node->prev : node->next;
-        if (!rev) {
-            size_t pos = lp_find(node->lp, lp_first(node->lp), s, 0);
-            while (pos != LP_NONE) {
-                pos = lp_delete(&node->lp, pos, 1);
-                removed++;
-                if (limit && removed == limit) break;
-                if (pos != LP_NONE) pos = lp_find(node->lp, pos, s, 0);
-            }
-        } else {
-            size_t pos = lp_last(node->lp);
-            while (pos != LP_NONE) {
-                size_t prev = lp_prev(node->lp, pos);
-                if (lp_eq(node->lp, pos, s)) {
-                    lp_delete(&node->lp, pos, 1);
-                    removed++;
-                    if (limit && removed == limit) break;
-                }
-                pos = prev;
+        const struct listpack *view = node_read(ql, node);
+        if (lp_find(view, lp_first(view), s, 0) != LP_NONE) {   /* only then open the node */
+            node_open(ql, node);
+            remove_in_node(node, s, rev, limit, &removed);
+            if (lp_count(node->lp) == 0) {
+                unlink_free(ql, node);
+                nodes_went = true;
+            } else {
+                compress_if_inner(ql, node);
             }
         }
-        if (lp_count(node->lp) == 0) unlink_free(ql, node);
         node = after;
     }
     ql->count -= removed;
+    if (nodes_went) settle_ends(ql);
+    drop_scratch(ql);
     return removed;
 }
 
 bool ql_insert(struct quicklist *ql, struct slice pivot, struct slice s, bool after) {
+    drop_scratch(ql);
     for (struct ql_node *n = ql->head; n; n = n->next) {
-        size_t pos = lp_find(n->lp, lp_first(n->lp), pivot, 0);
+        const struct listpack *view = node_read(ql, n);
+        size_t pos = lp_find(view, lp_first(view), pivot, 0);
         if (pos != LP_NONE) {
+            node_open(ql, n);          /* same bytes: pos holds */
             insert_at(ql, n, pos, s, after);
+            settle_ends(ql);
+            settle_near(ql, n);
             return true;
         }
     }
+    drop_scratch(ql);
     return false;
 }
 
@@ -344,38 +564,60 @@ bool ql_insert(struct quicklist *ql, struct slice pivot, struct slice s, bool af
 
 bool ql_iter_init(struct ql_iter *it, const struct quicklist *ql, long long index, bool reverse) {
     size_t i, k;
+    it->ql = ql;
     it->reverse = reverse;
     it->node = NULL;
     it->pos = LP_NONE;
     if (!norm_index(ql, index, &i)) return false;
     it->node = locate(ql, i, &k);
-    it->pos = lp_seek(it->node->lp, (long long)k);
+    it->pos = lp_seek(node_read(ql, it->node), (long long)k);
     return true;
 }
 
+/* The value read comes from the node's listpack or the read buffer; the
+ * next node is only read on the next call, so the value stays valid until
+ * then. */
 bool ql_iter_next(struct ql_iter *it, struct lp_value *out) {
     struct ql_node *n = it->node;
     if (!n) return false;
-    lp_get(n->lp, it->pos, out);
-    it->pos = it->reverse ? lp_prev(n->lp, it->pos) : lp_next(n->lp, it->pos);
-    if (it->pos == LP_NONE) {
-        it->node = it->reverse ? n->prev : n->next;
-        if (it->node) it->pos = it->reverse ? lp_last(it->node->lp) : lp_first(it->node->lp);
-    }
+    const struct listpack *lp = node_read(it->ql, n);
+    if (it->pos == LP_NONE) it->pos = it->reverse ? lp_last(lp) : lp_first(lp);
+    lp_get(lp, it->pos, out);
+    it->pos = it->reverse ? lp_prev(lp, it->pos) : lp_next(lp, it->pos);
+    if (it->pos == LP_NONE) it->node = it->reverse ? n->prev : n->next;
     return true;
 }
 
 /* ------------------------------------------------------------ checking */
 
+static bool check_node(const struct quicklist *ql, const struct ql_node *n, bool inner) {
+    if (!n->lp == !n->lzf) return false;                 /* exactly one form */
+    if (n->lzf && !inner) return false;                  /* the end zones are raw */
+    struct listpack *lp = n->lp ? n->lp : lzf_unpack(n->lzf);
+    bool ok = lp_check(lp) && lp_count(lp) > 0;
+    if (ok && n->lzf) ok = n->lzf->count == lp_count(lp) && n->lzf->raw == lp_bytes(lp);
+    if (ok && lp_count(lp) > 1) ok = !ql_exceeds_limit(ql->fill, lp_bytes(lp), lp_count(lp));
+    if (ok && n->lp && inner) {                          /* raw inside: it must not compress */
+        struct ql_lzf *z = lzf_pack(lp);
+        ok = z == NULL;
+        free(z);
+    }
+    if (!n->lp) free(lp);
+    return ok;
+}
+
 bool ql_check(const struct quicklist *ql) {
     size_t count = 0, nodes = 0;
+    uint64_t d = ql->compress;
     const struct ql_node *prev = NULL;
     for (const struct ql_node *n = ql->head; n; prev = n, n = n->next) {
-        if (n->prev != prev || !lp_check(n->lp) || lp_count(n->lp) == 0) return false;
-        if (lp_count(n->lp) > 1 && ql_exceeds_limit(ql->fill, lp_bytes(n->lp), lp_count(n->lp)))
-            return false;
-        count += lp_count(n->lp);
+        if (n->prev != prev) return false;
         nodes++;
+        count += node_count(n);
     }
-    return prev == ql->tail && count == ql->count && nodes == ql->nodes;
+    if (prev != ql->tail || count != ql->count || nodes != ql->nodes) return false;
+    uint64_t i = 0;
+    for (const struct ql_node *n = ql->head; n; n = n->next, i++)
+        if (!check_node(ql, n, d && i >= d && nodes - 1 - i >= d)) return false;
+    return true;
 }
