@@ -126,6 +126,7 @@ static const struct command_key_specs specs[] = {
     { "ttl", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
     { "type", 1, { { KS_RO, 1, RANGE(0, 1, 0) } } },
     { "unlink", 1, { { KS_RM | KS_DELETE, 1, RANGE(-1, 1, 0) } } },
+    { "watch", 1, { { KS_RO, 1, RANGE(-1, 1, 0) } } },
     { "zadd", 1, { { KS_RW | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
     { "zcard", 1, { { KS_RO, 1, RANGE(0, 1, 0) } } },
     { "zcount", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
