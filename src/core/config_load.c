@@ -7,7 +7,8 @@
  * both go through one parser: each line is split with Redis's quoting
  * rules, its first word names a parameter (or include), and the rest is the
  * value. The first "save" line replaces the default snapshots and later ones
- * add to them. Errors stop the start with Redis's FATAL CONFIG FILE ERROR
+ * add to them, until an include has been read: after one, as in Redis 7.0,
+ * every save line replaces what was there. Errors stop the start with Redis's FATAL CONFIG FILE ERROR
  * message, naming the line.
  */
 #include "config_internal.h"
@@ -26,6 +27,7 @@
 
 struct load_state {
     bool save_loaded;        /* a save line was seen: later ones add to it */
+    bool included;           /* an include was read: save lines replace */
     int depth;               /* include nesting */
     char *err;               /* the fatal message, once there is one */
 };
@@ -86,6 +88,7 @@ static int include_files(const char *path, struct load_state *st) {
         st->depth++;
         rc = load_lines(text.buf, st);
         st->depth--;
+        st->included = true;
     }
     rbuf_free(&text);
     return rc;
@@ -122,7 +125,7 @@ static const char *set_from_words(struct param *p, char **argv, int argc, struct
     struct pvalue v;
     const char *err = NULL;
     if (pvalue_parse(p, words, n, &v, &err)) {
-        if (param_is_save(p)) {
+        if (param_is_save(p) && !st->included) {
             save_store_from_file(&v, !st->save_loaded);
             st->save_loaded = true;
         } else {

@@ -556,6 +556,10 @@ static void test_include(void **state) {
     assert_string_equal(get("maxmemory"), "1048576");
     assert_int_equal(CONFIG_GET(timeout), 11);        /* b.conf after a.conf */
     assert_int_equal(CONFIG_GET(hz), 20);
+    /* after an include, save lines replace instead of adding (Redis 7.0) */
+    snprintf(text, sizeof text, "save 900 1\nsave 300 10\ninclude %s\nsave 60 5\n", b);
+    assert_null(load(text));
+    assert_string_equal(get("save"), "60 5");
     snprintf(text, sizeof text, "include %s/none-*.conf\n", dir);   /* no match: nothing */
     assert_null(load(text));
     snprintf(text, sizeof text, "include %s/missing.conf\n", dir);
