@@ -189,6 +189,10 @@ const struct command *command_by_index(size_t i);
 void command_call(struct cmd_ctx *c);
 /* Count a command refused before it ran (wrong arity, NOAUTH). */
 void command_rejected(const struct command *cmd);
+/* Count a call of a command that runs without command_call (MULTI, EXEC
+ * and DISCARD, which the connection layer answers itself); failed: its
+ * reply was an error. */
+void command_count_call(const struct command *cmd, bool failed);
 
 /* The key specs of cmd, NULL if it has no keys (command_keyspecs.c). */
 const struct command_key_specs *command_key_specs(const struct command *cmd);

@@ -176,6 +176,13 @@ void command_call(struct cmd_ctx *c) {
     ctx_wrote(c);
 }
 
+void command_count_call(const struct command *cmd, bool failed) {
+    struct cmd_stat *s = stat_of(cmd);
+    if (!s) return;
+    s->calls++;
+    s->failed += failed;
+}
+
 void command_rejected(const struct command *cmd) {
     int id = cmd ? command_index(cmd) : -1;
     if (id >= 0) thread_stats()->cmd[id].rejected++;

@@ -116,6 +116,10 @@ static void test_failed_and_rejected(void **state) {
     assert_non_null(strstr(s, "rejected_calls=0,failed_calls=1\r\n"));
     assert_non_null(strstr(s, "cmdstat_get:calls=0,usec=0,usec_per_call=0.00,rejected_calls=1,failed_calls=0\r\n"));
     command_rejected(NULL);                        /* an unknown command has no line */
+    /* a call counted by its runner (EXEC, answered by the connection layer) */
+    command_count_call(command_lookup("echo", 4), true);
+    assert_non_null(strstr(info(stats_info_commandstats),
+                           "cmdstat_echo:calls=1,usec=0,usec_per_call=0.00,rejected_calls=0,failed_calls=1\r\n"));
 }
 
 static void test_errors(void **state) {
