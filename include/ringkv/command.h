@@ -124,14 +124,16 @@ struct cmd_ctx {
     long long block_timeout_ms;  /* out: the wait's timeout (0 = forever) */
 };
 
-/* After a handler ran: tell WATCH which keys a write command touched.
- * Costs one flag test and, for writes, one relaxed load while nobody
- * watches anything. */
+/* After a handler ran: tell WATCH which keys a write command touched, and
+ * wake clients blocked on them (a RENAME, MOVE, COPY or SWAPDB can put a
+ * list in place as well as a push). Costs one flag test and, for writes,
+ * two relaxed loads while nobody watches or waits. */
 void ctx_wrote_slow(struct cmd_ctx *c);
-extern _Atomic long rk_watch_records;
+extern _Atomic long rk_watch_records, rk_waiter_keys;
 static inline void ctx_wrote(struct cmd_ctx *c) {
     if (RK_UNLIKELY(c->cmd->flags & CMD_WRITE) && !c->block &&
-        RK_UNLIKELY(atomic_load_explicit(&rk_watch_records, memory_order_relaxed) != 0))
+        RK_UNLIKELY((atomic_load_explicit(&rk_watch_records, memory_order_relaxed) |
+                     atomic_load_explicit(&rk_waiter_keys, memory_order_relaxed)) != 0))
         ctx_wrote_slow(c);
 }
 
@@ -216,6 +218,7 @@ extern const struct command hash_commands[];
 extern const struct command set_commands[];
 extern const struct command zset_commands[];
 extern const struct command multi_commands[];
+extern const struct command bits_commands[];
 
 /* Positions of a command's key arguments; returns the number of keys. */
 int command_key_positions(const struct command *cmd, int argc, const struct slice *argv, int *pos, int maxpos);

@@ -75,6 +75,11 @@ extern void (*db_ready_hook)(struct cmd_ctx *c, const struct block_record *r);
 extern bool (*db_waiter_alive_hook)(struct cmd_ctx *c, const struct block_record *r);
 void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record *r);
 void db_signal_ready(struct cmd_ctx *c, struct slice key);
+/* Every key of database db that clients wait on (SWAPDB). */
+void db_signal_ready_db(struct cmd_ctx *c, int db);
+/* Keys with waiter records, over all shards: a write looks for waiters of
+ * its keys only while there are any. */
+extern _Atomic long rk_waiter_keys;
 
 /*
  * WATCH (watch.c). A client's WATCH leaves a record (its thread, idx/gen,

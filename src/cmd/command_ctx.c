@@ -39,10 +39,25 @@ void ctx_block_on(struct cmd_ctx *c, struct slice key) {
     c->block = true;
 }
 
-/* Which watched keys a write command touched: its keys, or whole databases
- * for FLUSHDB/FLUSHALL/SWAPDB. Commands that found nothing to change touch
- * their keys too: a WATCH may fail where Redis's would not, never the other
- * way round. */
+/* A write command touched its keys, or whole databases for FLUSHDB,
+ * FLUSHALL and SWAPDB: watchers of those keys are told, and clients blocked
+ * on them woken (they run their command again and wait on if it finds
+ * nothing). Commands that found nothing to change touch their keys too: a
+ * WATCH may fail where Redis's would not, never the other way round. */
+static void wrote_key(struct cmd_ctx *c, int db, struct slice key) {
+    db_touch_watched(c, db, key);
+    if (atomic_load_explicit(&rk_waiter_keys, memory_order_relaxed) == 0) return;
+    int saved = c->db;
+    c->db = db;
+    db_signal_ready(c, key);
+    c->db = saved;
+}
+
+static void wrote_db(struct cmd_ctx *c, int db) {
+    db_touch_watched_db(c, db);
+    db_signal_ready_db(c, db);
+}
+
 void ctx_wrote_slow(struct cmd_ctx *c) {
     const struct command *cmd = c->cmd;
     if (cmd->proc == cmd_flushall) { db_touch_watched_db(c, -1); return; }
@@ -50,20 +65,25 @@ void ctx_wrote_slow(struct cmd_ctx *c) {
     if (cmd->proc == cmd_swapdb) {
         long long a, b;
         if (c->argc == 3 && str_to_ll(c->argv[1].ptr, c->argv[1].len, &a) &&
-            str_to_ll(c->argv[2].ptr, c->argv[2].len, &b)) {
-            db_touch_watched_db(c, (int)a);
-            db_touch_watched_db(c, (int)b);
+            str_to_ll(c->argv[2].ptr, c->argv[2].len, &b) && a >= 0 && b >= 0 &&
+            a < (long long)c->shard->ndb && b < (long long)c->shard->ndb) {
+            wrote_db(c, (int)a);
+            wrote_db(c, (int)b);
         }
         return;
     }
     int small[16];
     int *pos = c->argc <= 16 ? small : rk_malloc((size_t)c->argc * sizeof *pos);
     int n = command_key_positions(cmd, c->argc, c->argv, pos, c->argc);
-    for (int i = 0; i < n; i++) db_touch_watched(c, c->db, c->argv[pos[i]]);
-    if (cmd->proc == cmd_move && c->argc == 3) {
-        long long to;
-        if (str_to_ll(c->argv[2].ptr, c->argv[2].len, &to) && to >= 0 && to < (long long)c->shard->ndb)
-            db_touch_watched(c, (int)to, c->argv[1]);
+    for (int i = 0; i < n; i++) wrote_key(c, c->db, c->argv[pos[i]]);
+    if ((cmd->proc == cmd_move && c->argc == 3) || cmd->proc == cmd_copy) {
+        /* the key also changed in the database MOVE or COPY ... DB wrote it to */
+        long long to = -1;
+        if (cmd->proc == cmd_move) str_to_ll(c->argv[2].ptr, c->argv[2].len, &to);
+        for (int i = 3; cmd->proc == cmd_copy && i + 1 < c->argc; i++)
+            if (slice_eq_nocase(c->argv[i], "db")) str_to_ll(c->argv[i + 1].ptr, c->argv[i + 1].len, &to);
+        if (to >= 0 && to < (long long)c->shard->ndb)
+            wrote_key(c, (int)to, c->argv[cmd->proc == cmd_move ? 1 : 2]);
     }
     if (pos != small) free(pos);
 }

@@ -95,11 +95,13 @@ static enum exec_result watch(struct client *c, const struct route *rt, int argc
 static enum exec_result exec(struct client *c, const struct route *rt, int argc, struct slice *argv, bool drop) {
     struct multi_queue *q = c->multi;
     if (!q) {
+        command_count_call(rt->cmd, true);
         reply_error_now(c, drop, "ERR EXEC without MULTI");
         return EXEC_DONE;
     }
     if (q->aborted) {
         discard(c);
+        command_count_call(rt->cmd, true);
         reply_error_now(c, drop, ERR_EXECABORT);
         return EXEC_DONE;
     }
@@ -118,6 +120,7 @@ static enum exec_result exec(struct client *c, const struct route *rt, int argc,
         ctx_init(&ctx, w, rt->cmd, argc, argv, c->db, c->resp, out);
         ctx.client = c;
         exec_queued(&ctx, q, c->watch_dirty);
+        command_count_call(rt->cmd, false);
         client_reply_written(c, out, start, queued, drop);
         discard(c);
         return EXEC_DONE;
@@ -127,6 +130,7 @@ static enum exec_result exec(struct client *c, const struct route *rt, int argc,
         return EXEC_WAIT;
     }
     c->multi = NULL;   /* the transaction owns the queue now; unwatched when it is done */
+    command_count_call(rt->cmd, false);
     client_start_tx(c, rt->cmd, mask, argc, argv, drop, q);
     return EXEC_DONE;
 }
@@ -139,6 +143,8 @@ enum exec_result client_multi_command(struct client *c, const struct route *rt, 
         reply_now(c, drop, reply_simple, "QUEUED");
         return EXEC_DONE;
     }
+    if (cmd->proc != cmd_watch && cmd->proc != cmd_exec)   /* those count where they run */
+        command_count_call(cmd, (cmd->proc == cmd_multi && c->multi) || (cmd->proc == cmd_discard && !c->multi));
     if (cmd->proc == cmd_multi) {
         if (c->multi) {
             reply_error_now(c, drop, "ERR MULTI calls can not be nested");

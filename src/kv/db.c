@@ -347,6 +347,7 @@ void shard_active_expire(struct shard *s, long long now_ms, uint64_t budget_us) 
  * ------------------------------------------------------------------------- */
 
 void (*db_ready_hook)(struct cmd_ctx *c, const struct block_record *r);
+_Atomic long rk_waiter_keys;
 bool (*db_waiter_alive_hook)(struct cmd_ctx *c, const struct block_record *r);
 
 /* The registry key: the database number, then the key bytes. */
@@ -365,7 +366,9 @@ void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record 
     struct slice wk = waiter_key(&k, c->db, key), old;
     /* Keep the older records in order, but not this client's earlier ones
      * (a client polling with a timeout would pile them up) nor dead ones. */
-    if (hashmap_get(s->waiters, wk, &old)) {
+    bool known = hashmap_get(s->waiters, wk, &old);
+    if (!known) atomic_fetch_add_explicit(&rk_waiter_keys, 1, memory_order_relaxed);
+    if (known) {
         for (size_t off = 0; off + sizeof *r <= old.len; off += sizeof *r) {
             struct block_record o;
             memcpy(&o, old.ptr + off, sizeof o);
@@ -389,9 +392,46 @@ void db_signal_ready(struct cmd_ctx *c, struct slice key) {
         struct block_record *copy = rk_malloc(recs.len ? recs.len : 1);
         memcpy(copy, recs.ptr, recs.len);
         hashmap_delete(s->waiters, wk);
+        atomic_fetch_sub_explicit(&rk_waiter_keys, 1, memory_order_relaxed);
         for (size_t i = 0; i < n; i++)
             if (db_ready_hook) db_ready_hook(c, &copy[i]);
         free(copy);
     }
     rbuf_free(&k);
+}
+
+/* SWAPDB: every key of the database may have changed. */
+static void signal_db_of_shard(struct cmd_ctx *c, struct shard *s, int db) {
+    if (!s->waiters || hashmap_count(s->waiters) == 0) return;
+    struct rbuf keys = {0};
+    struct hashmap_iter it = hashmap_iter_start(s->waiters);
+    for (const struct hm_elem *e; (e = hashmap_iter_next(&it));) {
+        struct slice k = hm_elem_key(e);
+        uint16_t d;
+        memcpy(&d, k.ptr, sizeof d);
+        if (d != (uint16_t)db) continue;
+        uint32_t len = (uint32_t)(k.len - sizeof d);
+        rbuf_append(&keys, &len, sizeof len);
+        rbuf_append(&keys, k.ptr + sizeof d, len);
+    }
+    struct cmd_ctx local = *c;
+    local.multi = false;
+    local.shard = s;
+    local.db = db;
+    for (size_t off = 0; off < keys.len;) {
+        uint32_t len;
+        memcpy(&len, keys.buf + off, sizeof len);
+        db_signal_ready(&local, (struct slice){ keys.buf + off + sizeof len, len });
+        off += sizeof len + len;
+    }
+    rbuf_free(&keys);
+}
+
+void db_signal_ready_db(struct cmd_ctx *c, int db) {
+    if (atomic_load_explicit(&rk_waiter_keys, memory_order_relaxed) == 0) return;
+    if (!c->multi) {
+        signal_db_of_shard(c, c->shard, db);
+        return;
+    }
+    for (unsigned i = 0; i < c->nshards; i++) signal_db_of_shard(c, c->shards[i], db);
 }

@@ -182,11 +182,13 @@ static void test_blocked_clients_info(void **state) {
     INT(f->c, 1, "RPUSH bk:i0 x");
     raw_expect(w[0], "*2\r\n$5\r\nbk:i0\r\n$1\r\nx\r\n");
     raw_abort(w[1]);
+    w[1] = NULL;
     for (int i = 0; i < 1000 && n != 2; i++) {
         n = info_ll(f->c, "clients", "blocked_clients");
         if (n != 2) h_sleep_ms(5);
     }
     assert_int_equal(n, 2);
+    raw_close(w[0]);
     raw_close(w[2]);
     raw_close(w[3]);
 }
