@@ -25,6 +25,11 @@
 
 static const struct command_key_specs specs[] = {
     { "append", 1, { { KS_RW | KS_INSERT, 1, RANGE(0, 1, 0) } } },
+    { "bitcount", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
+    { "bitfield", 1, { { KS_RW | KS_ACCESS | KS_UPDATE | KS_VARIABLE_FLAGS, 1, RANGE_NOTES(0, 1, 0, "This command allows both access and modification of the key") } } },
+    { "bitfield_ro", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
+    { "bitop", 2, { { KS_OW | KS_UPDATE, 2, RANGE(0, 1, 0) }, { KS_RO | KS_ACCESS, 3, RANGE(-1, 1, 0) } } },
+    { "bitpos", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
     { "blmove", 2, { { KS_RW | KS_ACCESS | KS_DELETE, 1, RANGE(0, 1, 0) }, { KS_RW | KS_INSERT, 2, RANGE(0, 1, 0) } } },
     { "blmpop", 1, { { KS_RW | KS_ACCESS | KS_DELETE, 2, KEYNUM(0, 1, 1) } } },
     { "blpop", 1, { { KS_RW | KS_ACCESS | KS_DELETE, 1, RANGE(-2, 1, 0) } } },
@@ -42,6 +47,7 @@ static const struct command_key_specs specs[] = {
     { "expireat", 1, { { KS_RW | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
     { "expiretime", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
     { "get", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
+    { "getbit", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
     { "getdel", 1, { { KS_RW | KS_ACCESS | KS_DELETE, 1, RANGE(0, 1, 0) } } },
     { "getex", 1, { { KS_RW | KS_ACCESS | KS_UPDATE, 1, RANGE_NOTES(0, 1, 0, "RW and UPDATE because it changes the TTL") } } },
     { "getrange", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
@@ -65,6 +71,7 @@ static const struct command_key_specs specs[] = {
     { "incr", 1, { { KS_RW | KS_ACCESS | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
     { "incrby", 1, { { KS_RW | KS_ACCESS | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
     { "incrbyfloat", 1, { { KS_RW | KS_ACCESS | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
+    { "lcs", 1, { { KS_RO | KS_ACCESS, 1, RANGE(1, 1, 0) } } },
     { "lindex", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
     { "linsert", 1, { { KS_RW | KS_INSERT, 1, RANGE(0, 1, 0) } } },
     { "llen", 1, { { KS_RO, 1, RANGE(0, 1, 0) } } },
@@ -104,6 +111,7 @@ static const struct command_key_specs specs[] = {
     { "sdiff", 1, { { KS_RO | KS_ACCESS, 1, RANGE(-1, 1, 0) } } },
     { "sdiffstore", 2, { { KS_OW | KS_UPDATE, 1, RANGE(0, 1, 0) }, { KS_RO | KS_ACCESS, 2, RANGE(-1, 1, 0) } } },
     { "set", 1, { { KS_RW | KS_ACCESS | KS_UPDATE | KS_VARIABLE_FLAGS, 1, RANGE_NOTES(0, 1, 0, "RW and ACCESS due to the optional `GET` argument") } } },
+    { "setbit", 1, { { KS_RW | KS_ACCESS | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
     { "setex", 1, { { KS_OW | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
     { "setnx", 1, { { KS_OW | KS_INSERT, 1, RANGE(0, 1, 0) } } },
     { "setrange", 1, { { KS_RW | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
@@ -176,11 +184,24 @@ static unsigned set_key_flags(int argc, const struct slice *argv) {
     return KS_OW | KS_UPDATE;
 }
 
+/* BITFIELD's key is written only by SET or INCRBY, and anything it cannot
+ * parse counts as a write too (Redis's bitfieldGetKeys). */
+static unsigned bitfield_key_flags(int argc, const struct slice *argv) {
+    for (int i = 2; i < argc; i++) {
+        int more = argc - i - 1;
+        if (slice_eq_nocase(argv[i], "get") && more >= 2) i += 2;
+        else if (slice_eq_nocase(argv[i], "overflow") && more >= 1) i += 1;
+        else return KS_RW | KS_ACCESS | KS_UPDATE;
+    }
+    return KS_RO | KS_ACCESS;
+}
+
 unsigned command_key_flags(const struct command *cmd, int argc, const struct slice *argv, int nth) {
     const struct command_key_specs *ks = command_key_specs(cmd);
     if (!ks) return 0;
     const struct key_spec *spec = &ks->spec[ks->n == 2 && nth > 0];
     if ((spec->flags & KS_VARIABLE_FLAGS) && strcmp(cmd->name, "set") == 0) return set_key_flags(argc, argv);
+    if ((spec->flags & KS_VARIABLE_FLAGS) && strcmp(cmd->name, "bitfield") == 0) return bitfield_key_flags(argc, argv);
     return spec->flags;
 }
 
