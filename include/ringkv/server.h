@@ -95,6 +95,7 @@ struct client {
     uint32_t block_seq;            /* attempt number: older waiter records are stale */
     long long block_deadline_ms;   /* 0: not blocked yet; LLONG_MAX: no timeout */
     bool block_timed_out;
+    size_t block_cmd_len;          /* bytes of the blocked command at the front of `in` */
     struct client *next_blocked;   /* w->blocked */
     /* MULTI/EXEC and WATCH */
     struct multi_queue *multi;     /* non-NULL between MULTI and EXEC/DISCARD */
@@ -288,7 +289,8 @@ void client_tx_done(struct worker *w, const struct tx_request *req, const struct
 void client_shard_free(struct client *c);
 
 /* blocking.c: blocking commands, the connection side */
-void client_block(struct client *c, long long timeout_ms);
+void client_block(struct client *c, long long timeout_ms, size_t cmd_len);
+bool client_unblock(struct client *c, bool error);   /* CLIENT UNBLOCK; false if not blocked */
 void client_unblocked(struct client *c);
 void client_unlink_blocked(struct client *c);
 void client_consume_pending(struct client *c, size_t len);

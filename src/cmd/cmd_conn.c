@@ -251,6 +251,49 @@ void cmd_client_gather(struct cmd_ctx *c) {
     free(f.ids);
 }
 
+/* CLIENT UNBLOCK id [TIMEOUT|ERROR]: false (with *error set) on bad arguments. */
+static bool unblock_args(struct cmd_ctx *c, long long *id, bool *error, const char **err) {
+    *err = NULL;
+    *error = false;
+    if (!str_to_ll(ARG(2).ptr, ARG(2).len, id)) { *err = ERR_NOT_INT; return false; }
+    if (c->argc == 4) {
+        if (ARG_IS(3, "error")) *error = true;
+        else if (!ARG_IS(3, "timeout")) { *err = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"; return false; }
+    } else if (c->argc > 4) {
+        *err = ERR_SYNTAX;
+        return false;
+    }
+    return true;
+}
+
+/* Runs on every thread: unblock the client with that id if it is ours. */
+void cmd_client_unblock_gather(struct cmd_ctx *c) {
+    long long id, n = 0;
+    bool error;
+    const char *err;
+    if (unblock_args(c, &id, &error, &err)) {
+        struct worker *w = c->worker;
+        for (uint32_t i = 0; i < w->nclients_cap; i++) {
+            struct client *cl = w->clients[i];
+            if (cl && cl->id == (uint64_t)id && client_unblock(cl, error)) n++;
+        }
+    }
+    rbuf_append(c->r.out, &n, sizeof n);
+}
+
+static void client_unblock_reply(struct cmd_ctx *c) {
+    long long id, total = 0;
+    bool error;
+    const char *err;
+    if (!unblock_args(c, &id, &error, &err)) { reply_error(&c->r, err); return; }
+    for (unsigned i = 0; i < c->nshards; i++) {
+        long long n = 0;
+        if (c->parts && c->parts[i].len == sizeof n) memcpy(&n, c->parts[i].buf, sizeof n);
+        total += n;
+    }
+    reply_int(&c->r, total);
+}
+
 static void client_list_or_kill(struct cmd_ctx *c, bool kill) {
     struct client_filter f;
     filter_parse(c, kill, &f);
@@ -296,6 +339,8 @@ static const char *client_help[] = {
     "    Assign the name <name> to the current connection.",
     "SETINFO <option> <value>",
     "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
     "REPLY (ON|OFF|SKIP)",
     "    Control the replies sent to the current connection.",
     "NO-EVICT (ON|OFF)",
@@ -350,6 +395,8 @@ void cmd_client(struct cmd_ctx *c) {
     } else if (ARG_IS(1, "no-evict")) {
         if (ARG_IS(2, "on") || ARG_IS(2, "off")) reply_ok(&c->r);
         else reply_error(&c->r, ERR_SYNTAX);
+    } else if (ARG_IS(1, "unblock")) {
+        client_unblock_reply(c);
     } else if (ARG_IS(1, "list") || ARG_IS(1, "kill")) {
         client_list_or_kill(c, ARG_IS(1, "kill"));
     } else {

@@ -40,6 +40,10 @@ static const struct command client_subs[] = {
       "[normal_master_replica_pubsub:oneof=TYPE@5.0.0(normal:pure-token=NORMAL master:pure-token=MASTER "
       "replica:pure-token=REPLICA pubsub:pure-token=PUBSUB)] [id:block=ID@6.2.0(client-id:integer ...)]",
       NULL, cmd_client_gather },
+    { "client|unblock", -3, CMD_CONN | CMD_NOSCRIPT | CMD_ALLSHARDS | A | L, 0, 0, 0, cmd_client, NULL, "@admin @slow @dangerous @connection",
+      "Unblocks a client blocked by a blocking command from a different connection.", "5.0.0", "connection", "O(log N) where N is the number of client connections",
+      "client-id:integer [timeout_error:oneof(timeout:pure-token=TIMEOUT error:pure-token=ERROR)]",
+      NULL, cmd_client_unblock_gather },
     { "client|kill", -3, CMD_CONN | CMD_NOSCRIPT | CMD_ALLSHARDS | A | L, 0, 0, 0, cmd_client, NULL, "@admin @slow @dangerous @connection",
       "Terminates open connections.", "2.4.0", "connection", "O(N) where N is the number of client connections",
       /* the old form CLIENT KILL ip:port, or filters */

@@ -18,6 +18,8 @@
  */
 #include "ringkv/server.h"
 
+#include "io_internal.h"
+
 #include <limits.h>
 #include <stdlib.h>
 
@@ -32,7 +34,8 @@ void client_unlink_blocked(struct client *c) {
     c->next_blocked = NULL;
 }
 
-void client_block(struct client *c, long long timeout_ms) {
+void client_block(struct client *c, long long timeout_ms, size_t cmd_len) {
+    c->block_cmd_len = cmd_len;
     if (c->block_deadline_ms == 0)
         c->block_deadline_ms = timeout_ms > 0 ? c->w->now_ms + timeout_ms : LLONG_MAX;
     c->wait = WAIT_BLOCKED;
@@ -112,4 +115,22 @@ bool block_record_alive(struct cmd_ctx *ctx, const struct block_record *r) {
     struct client *c = client_by_ref(w, r->idx, r->gen);
     return c && !(c->flags & CF_CLOSING) && c->block_seq == r->seq &&
            (c->wait == WAIT_BLOCKED || c->wait == WAIT_TX);
+}
+
+/* CLIENT UNBLOCK: a blocked client stops waiting, as if its timeout had
+ * passed, or with an error instead of its command's reply. */
+bool client_unblock(struct client *c, bool error) {
+    if (c->wait != WAIT_BLOCKED || (c->flags & CF_CLOSING)) return false;
+    client_unlink_blocked(c);
+    if (error) {
+        struct reply r = { &c->out, c->resp };
+        reply_error(&r, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        client_consume_pending(c, c->block_cmd_len);
+        client_unblocked(c);
+        client_mark_flush(c);
+    } else {
+        c->block_timed_out = true;
+    }
+    client_schedule_resume(c);
+    return true;
 }

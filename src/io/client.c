@@ -236,7 +236,7 @@ bool client_run_local(struct client *c, const struct command *cmd, int argc, str
     command_call(&ctx);
     if (RK_UNLIKELY(ctx.block)) {
         out->len = start;
-        client_block(c, ctx.block_timeout_ms);
+        client_block(c, ctx.block_timeout_ms, c->cur_cmd_len);
         return false;
     }
     client_reply_written(c, out, start, queued, drop);
@@ -344,7 +344,7 @@ static enum exec_result execute(struct client *c, int argc, struct slice *argv, 
 /* ---- resuming ---- */
 
 /* Resume c from the worker loop rather than from the caller's stack. */
-static void schedule_resume(struct client *c) {
+void client_schedule_resume(struct client *c) {
     if (c->flags & CF_RESUME_SCHEDULED) return;
     c->flags |= CF_RESUME_SCHEDULED;
     c->next_resume = NULL;
@@ -378,18 +378,18 @@ void client_tx_done(struct worker *w, const struct tx_request *req, const struct
     if (req->exec) client_unwatch(c);
     if (req->blocking) {
         if (out->blocked) {
-            client_block(c, out->block_timeout_ms);
+            client_block(c, out->block_timeout_ms, req->cmd_len);
             return;
         }
         client_consume_pending(c, req->cmd_len);
         client_unblocked(c);
     }
-    schedule_resume(c);
+    client_schedule_resume(c);
 }
 
 /* The shard a client waited for is free again. */
 void client_shard_free(struct client *c) {
-    schedule_resume(c);
+    client_schedule_resume(c);
 }
 
 /*
@@ -602,7 +602,7 @@ void client_replies_ready(struct worker *w, uint32_t idx, uint32_t gen, const st
     if (q->count == 0) q->bytes.len = 0;
     c->inflight -= (uint32_t)n;
     client_mark_flush(c);
-    if (c->inflight == 0 && c->wait == WAIT_FORWARDS) schedule_resume(c);
+    if (c->inflight == 0 && c->wait == WAIT_FORWARDS) client_schedule_resume(c);
 }
 
 /* Reserve the next position in request order; returns its sequence number. */

@@ -11,6 +11,7 @@
 #include "ringkv/multi.h"
 
 void client_maybe_free(struct client *c);
+void client_schedule_resume(struct client *c);   /* resume from the worker loop */
 void client_free_now(struct client *c);
 
 /* Acting on a verdict (client.c), for multi.c. */

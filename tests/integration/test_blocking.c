@@ -214,6 +214,42 @@ static void test_woken_by_other_type(void **state) {
     raw_close(w);
 }
 
+/* CLIENT UNBLOCK from another connection (and thread): as a timeout, or
+ * with Redis's UNBLOCKED error; 0 for a client that does not wait. */
+static void test_client_unblock(void **state) {
+    struct fixture *f = FIX(state);
+    struct raw *w = raw_connect(&f->srv);
+    raw_cmd(w, "CLIENT ID");
+    struct rv *idr = raw_reply(w);
+    long long id = idr->integer;
+    rv_free(idr);
+    INT(f->c, 0, "CLIENT UNBLOCK %lld", id);
+    raw_cmd(w, "BLPOP bk:u 0");
+    long long n = 0;
+    for (int i = 0; i < 1000 && n != 1; i++) {
+        redisReply *r = cmd(f->c, "CLIENT UNBLOCK %lld", id);
+        n = r->integer;
+        freeReplyObject(r);
+        if (n != 1) h_sleep_ms(5);
+    }
+    assert_int_equal(n, 1);
+    raw_expect(w, "*-1\r\n");
+    raw_cmd(w, "BRPOPLPUSH bk:u bk:v 0");
+    for (n = 0; n != 1;) {
+        redisReply *r = cmd(f->c, "CLIENT UNBLOCK %lld ERROR", id);
+        n = r->integer;
+        freeReplyObject(r);
+        if (n != 1) h_sleep_ms(5);
+    }
+    raw_expect(w, "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n");
+    RAW(w, "+PONG\r\n", "PING");                /* the connection goes on */
+    INT(f->c, 1, "RPUSH bk:u x");                /* and nobody took it */
+    INT(f->c, 1, "LLEN bk:u");
+    ERR(f->c, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR", "CLIENT UNBLOCK %lld FOO", id);
+    ERR(f->c, "ERR value is not an integer or out of range", "CLIENT UNBLOCK abc");
+    raw_close(w);
+}
+
 static void test_errors(void **state) {
     redisContext *c = FIX(state)->c;
     ERR(c, "ERR timeout is negative", "BLPOP bk:x -1");
@@ -237,6 +273,7 @@ int main(void) {
         cmocka_unit_test_setup(test_chain_with_gone_client, h_flushall),
         cmocka_unit_test_setup(test_blocked_clients_info, h_flushall),
         cmocka_unit_test_setup(test_woken_by_other_type, h_flushall),
+        cmocka_unit_test_setup(test_client_unblock, h_flushall),
         cmocka_unit_test_setup(test_errors, h_flushall),
     };
     int rc = cmocka_run_group_tests_name("blocking", tests, h_group_setup, h_group_teardown);
