@@ -75,6 +75,15 @@ extern void (*db_ready_hook)(struct cmd_ctx *c, const struct block_record *r);
 extern bool (*db_waiter_alive_hook)(struct cmd_ctx *c, const struct block_record *r);
 void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record *r);
 void db_signal_ready(struct cmd_ctx *c, struct slice key);
+/* The key of a per-shard registry (waiters, watched keys): the database
+ * number, then the key bytes, in buf. */
+static inline struct slice db_registry_key(struct rbuf *buf, int db, struct slice key) {
+    uint16_t d = (uint16_t)db;
+    buf->len = 0;
+    rbuf_append(buf, &d, sizeof d);
+    rbuf_append(buf, key.ptr, key.len);
+    return (struct slice){ buf->buf, buf->len };
+}
 /* Every key of database db that clients wait on (SWAPDB). */
 void db_signal_ready_db(struct cmd_ctx *c, int db);
 /* Keys with waiter records, over all shards: a write looks for waiters of

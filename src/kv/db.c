@@ -350,20 +350,12 @@ void (*db_ready_hook)(struct cmd_ctx *c, const struct block_record *r);
 _Atomic long rk_waiter_keys;
 bool (*db_waiter_alive_hook)(struct cmd_ctx *c, const struct block_record *r);
 
-/* The registry key: the database number, then the key bytes. */
-static struct slice waiter_key(struct rbuf *buf, int db, struct slice key) {
-    uint16_t d = (uint16_t)db;
-    buf->len = 0;
-    rbuf_append(buf, &d, sizeof d);
-    rbuf_append(buf, key.ptr, key.len);
-    return (struct slice){ buf->buf, buf->len };
-}
 
 void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record *r) {
     struct shard *s = owner_shard(c, key);
     if (!s->waiters) s->waiters = hashmap_new(true);
     struct rbuf k = {0}, v = {0};
-    struct slice wk = waiter_key(&k, c->db, key), old;
+    struct slice wk = db_registry_key(&k, c->db, key), old;
     /* Keep the older records in order, but not this client's earlier ones
      * (a client polling with a timeout would pile them up) nor dead ones. */
     bool known = hashmap_get(s->waiters, wk, &old);
@@ -386,7 +378,7 @@ void db_signal_ready(struct cmd_ctx *c, struct slice key) {
     struct shard *s = owner_shard(c, key);
     if (RK_LIKELY(!s->waiters || hashmap_count(s->waiters) == 0)) return;
     struct rbuf k = {0};
-    struct slice wk = waiter_key(&k, c->db, key), recs;
+    struct slice wk = db_registry_key(&k, c->db, key), recs;
     if (hashmap_get(s->waiters, wk, &recs)) {
         size_t n = recs.len / sizeof(struct block_record);
         struct block_record *copy = rk_malloc(recs.len ? recs.len : 1);

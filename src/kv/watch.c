@@ -30,20 +30,12 @@ static struct shard *key_shard(struct cmd_ctx *c, struct slice key) {
     return c->shards[shard_of_key(key.ptr, key.len)];
 }
 
-/* The registry key: the database number, then the key bytes. */
-static struct slice watch_key(struct rbuf *buf, int db, struct slice key) {
-    uint16_t d = (uint16_t)db;
-    buf->len = 0;
-    rbuf_append(buf, &d, sizeof d);
-    rbuf_append(buf, key.ptr, key.len);
-    return (struct slice){ buf->buf, buf->len };
-}
 
 void db_watch(struct cmd_ctx *c, struct slice key, const struct block_record *r) {
     struct shard *s = key_shard(c, key);
     if (!s->watched) s->watched = hashmap_new(true);
     struct rbuf k = {0}, v = {0};
-    struct slice wk = watch_key(&k, c->db, key), old;
+    struct slice wk = db_registry_key(&k, c->db, key), old;
     long removed = 0;
     if (hashmap_get(s->watched, wk, &old)) {
         for (size_t off = 0; off + sizeof *r <= old.len; off += sizeof *r) {
@@ -74,7 +66,7 @@ void db_touch_watched_slow(struct cmd_ctx *c, int db, struct slice key) {
     struct shard *s = key_shard(c, key);
     if (!s->watched || hashmap_count(s->watched) == 0) return;
     struct rbuf k = {0};
-    struct slice wk = watch_key(&k, db, key), recs;
+    struct slice wk = db_registry_key(&k, db, key), recs;
     if (hashmap_get(s->watched, wk, &recs)) {
         /* take the records first: the hook may not see a half-updated map */
         struct rbuf copy = {0};

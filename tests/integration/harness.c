@@ -986,3 +986,12 @@ unsigned h_key_slot(const char *key, size_t len)
     }
     return crc16_xmodem((const unsigned char *)key, len) & 16383;
 }
+
+void h_two_shard_keys(const char *prefix, char *a, char *b)
+{
+    snprintf(a, 32, "%sa", prefix);
+    for (int i = 0;; i++) {
+        snprintf(b, 32, "%s%d", prefix, i);
+        if ((h_key_slot(a, strlen(a)) & 1) != (h_key_slot(b, strlen(b)) & 1)) return;
+    }
+}

@@ -203,6 +203,9 @@ struct rv *rv_map_get(const struct rv *map, const char *key);
 
 /* Redis Cluster hash slot of a key (CRC16/XMODEM, {hash tag}). */
 unsigned h_key_slot(const char *key, size_t len);
+/* Two keys "<prefix>a" and "<prefix><n>" whose slots differ in parity, so
+ * they live on different shards with two threads (a and b: 32 bytes). */
+void h_two_shard_keys(const char *prefix, char *a, char *b);
 long long h_now_ms(void);
 void h_sleep_ms(long ms);
 

@@ -10,19 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Two keys whose slots differ in parity land on different shards with two threads. */
-static void two_shard_keys(char *a, char *b) {
-    strcpy(a, "bk:a");
-    for (int i = 0;; i++) {
-        sprintf(b, "bk:%d", i);
-        if ((h_key_slot(a, strlen(a)) & 1) != (h_key_slot(b, strlen(b)) & 1)) return;
-    }
-}
 
 static void test_served_by_push(void **state) {
     struct fixture *f = FIX(state);
     char k1[32], k2[32];
-    two_shard_keys(k1, k2);
+    h_two_shard_keys("bk:", k1, k2);
     struct raw *w = raw_connect(&f->srv);
     raw_cmd(w, "BLPOP %s %s 0", k1, k2);
     h_sleep_ms(100);
@@ -102,7 +94,7 @@ static void test_gone_waiters_lose_nothing(void **state) {
 static void test_blmove_and_blmpop(void **state) {
     struct fixture *f = FIX(state);
     char src[32], dst[32];
-    two_shard_keys(src, dst);
+    h_two_shard_keys("bk:", src, dst);
     struct raw *w = raw_connect(&f->srv);
     raw_cmd(w, "BLMOVE %s %s LEFT RIGHT 0", src, dst);
     h_sleep_ms(50);
@@ -119,7 +111,7 @@ static void test_blmove_and_blmpop(void **state) {
 static void test_sorted_sets(void **state) {
     struct fixture *f = FIX(state);
     char k1[32], k2[32];
-    two_shard_keys(k1, k2);
+    h_two_shard_keys("bk:", k1, k2);
     struct raw *w = raw_connect(&f->srv);
     raw_cmd(w, "BZPOPMIN %s %s 0", k1, k2);
     h_sleep_ms(50);
@@ -143,7 +135,7 @@ static void test_sorted_sets(void **state) {
 static void test_chain_with_gone_client(void **state) {
     struct fixture *f = FIX(state);
     char a[32], b[32];
-    two_shard_keys(a, b);
+    h_two_shard_keys("bk:", a, b);
     for (int round = 0; round < 20; round++) {
         struct raw *ca = raw_connect(&f->srv), *cb = raw_connect(&f->srv);
         raw_cmd(ca, "BRPOPLPUSH %s %s 0", a, b);

@@ -9,19 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Keys whose slots differ in parity land on different shards with two threads. */
-static void two_shard_keys(char *a, char *b) {
-    strcpy(a, "mk:a");
-    for (int i = 0;; i++) {
-        sprintf(b, "mk:%d", i);
-        if ((h_key_slot(a, strlen(a)) & 1) != (h_key_slot(b, strlen(b)) & 1)) return;
-    }
-}
 
 static void test_basic(void **state) {
     redisContext *c = FIX(state)->c;
     char a[32], b[32];
-    two_shard_keys(a, b);
+    h_two_shard_keys("mk:", a, b);
     OK(c, "MULTI");
     STATUS(c, "QUEUED", "SET %s 1", a);
     STATUS(c, "QUEUED", "SET %s 2", b);
@@ -96,7 +88,7 @@ static void test_watch(void **state) {
     struct fixture *f = FIX(state);
     redisContext *c = f->c, *other = h_connect(&f->srv);
     char a[32], b[32];
-    two_shard_keys(a, b);
+    h_two_shard_keys("mk:", a, b);
     /* untouched: runs */
     OK(c, "WATCH %s %s", a, b);
     OK(c, "MULTI");
