@@ -108,11 +108,12 @@ static bool bit_range(size_t len, bool in_bits, long long start, long long end,
     return true;
 }
 
-/* A new string entry of len bytes for the caller to fill (or zero). Short
- * ones are built tight; longer ones through entry_resize_string, so no
- * temporary copy of a big value is ever made. */
+/* A new string entry of len bytes for the caller to fill (or zero). Up to
+ * a page they are built tight, as Redis sizes a new string exactly; longer
+ * ones through entry_resize_string, so no temporary copy of a big value is
+ * ever made (its spare room is address space the string never touched). */
 static struct kv_entry *new_string_of_len(struct slice key, size_t len) {
-    static const char zeros[64];
+    static const char zeros[4096];
     struct kv_entry *e;
 
     if (len <= sizeof zeros)

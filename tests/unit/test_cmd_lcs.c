@@ -123,7 +123,7 @@ static void test_lcs_random(void **state) {
 static void test_lcs_multi_shard(void **state) {
     (void)state;
     const char *k[2] = { NULL, NULL };
-    static char names[64][8];
+    static char names[64][16];
     for (int i = 0; i < 64 && (!k[0] || !k[1]); i++) {
         snprintf(names[i], sizeof names[i], "k%d", i);
         unsigned s = shard_of_key(names[i], strlen(names[i]));
