@@ -198,27 +198,25 @@ static unsigned range_mask(uint64_t i, uint64_t from, uint64_t to) {
     return m;
 }
 
-/* Position of the first bit equal to `bit` in [from, to], or -1. Whole
- * words without it are skipped eight bytes at a time. */
+/* Position of the first bit equal to `bit` in [from, to], or -1. Between
+ * the first and the last byte, words without it are skipped eight bytes at
+ * a time. */
 static long long find_bit(const unsigned char *p, uint64_t from, uint64_t to, int bit) {
-    uint64_t first = from >> 3, last = to >> 3;
+    uint64_t i = from >> 3, last = to >> 3;
     uint64_t skip = bit ? 0 : UINT64_MAX;
 
-    for (uint64_t i = first; i <= last;) {
-        if (i > first && i + 8 <= last) {   /* eight whole bytes, none of them the last */
-            uint64_t w;
-            memcpy(&w, p + i, 8);
-            if (w == skip) {
-                i += 8;
-                continue;
-            }
-        }
+    for (;;) {
         unsigned hit = (bit ? p[i] : (unsigned char)~p[i]) & range_mask(i, from, to);
         if (hit)
             return (long long)(i * 8) + __builtin_clz(hit) - 24;
-        i++;
+        if (i++ == last)
+            return -1;
+        for (uint64_t w; i + 8 <= last; i += 8) {   /* eight whole bytes, none of them the last */
+            memcpy(&w, p + i, 8);
+            if (w != skip)
+                break;
+        }
     }
-    return -1;
 }
 
 /* ---------------------------------------------------------------------------
@@ -383,16 +381,28 @@ static void bitop_apply(enum bitop op, unsigned char *out, const unsigned char *
         out[i] = (unsigned char)bitop_word(op, out[i], src[i]);
 }
 
+/* out = ~src over len bytes, in one pass. */
+static void bitop_not(unsigned char *out, const unsigned char *src, size_t len) {
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, src + i, 8);
+        w = ~w;
+        memcpy(out + i, &w, 8);
+    }
+    for (; i < len; i++)
+        out[i] = (unsigned char)~src[i];
+}
+
 /* The result, len bytes (the longest source): shorter sources count as
- * padded with zeros, which only AND (and NOT) notice. */
+ * padded with zeros, which only AND notices. NOT has its one source. */
 static void bitop_compute(enum bitop op, unsigned char *out, size_t len, const struct slice *src, int n) {
-    memcpy(out, src[0].ptr, src[0].len);
-    memset(out + src[0].len, 0, len - src[0].len);
     if (op == BITOP_NOT) {
-        for (size_t i = 0; i < len; i++)
-            out[i] = (unsigned char)~out[i];
+        bitop_not(out, (const unsigned char *)src[0].ptr, len);
         return;
     }
+    memcpy(out, src[0].ptr, src[0].len);
+    memset(out + src[0].len, 0, len - src[0].len);
     for (int j = 1; j < n; j++) {
         bitop_apply(op, out, (const unsigned char *)src[j].ptr, src[j].len);
         if (op == BITOP_AND)
