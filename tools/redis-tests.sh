@@ -78,7 +78,15 @@ expected_units() { awk '$1 == "unit" {print $2}' "$EXPECTED"; }
 # tests/redis-tests.expected:
 #   unit NAME N                   the unit must pass at least N tests (the number only goes up)
 #   known NAME | TEST | REASON    a test that fails for a known reason (which issue brings it)
+#   skip NAME | TEST | REASON     a test not run: its outcome depends on a race ringkv does not
+#                                 settle yet, and a hang would stop the rest of the unit
 expected_pass() { awk -v u="$1" '$1 == "unit" && $2 == u {print $3}' "$EXPECTED"; }
+
+# --skiptest arguments for a unit
+skip_args() {
+    awk -F' [|] ' -v u="skip $1" '$1 == u {print $2}' "$EXPECTED" |
+        while IFS= read -r t; do printf '%s\0%s\0' --skiptest "$t"; done
+}
 
 default_units() {
     sed -n '/^set ::all_tests {/,/^}/p' "$SUITE/test_helper.tcl" | grep -o 'unit/[^ ]*' | sed 's#^unit/##'
@@ -116,18 +124,20 @@ for unit in "${units[@]}"; do
             sleep 0.1
         done
     done
+    mapfile -d '' -t skips < <(skip_args "$unit")
     (cd "$SUITE/.." && timeout "$UNIT_TIMEOUT" tclsh tests/test_helper.tcl \
         --host 127.0.0.1 --port "$port" --baseport $((21000 + RANDOM % 10000)) --single "unit/$unit" --tags "$DENY_TAGS" \
-        --ignore-encoding --ignore-digest --durable --clients 1 --timeout 60) \
+        --ignore-encoding --ignore-digest --durable --clients 1 --timeout 60 "${skips[@]}") \
         2>&1 | sed 's/\x1b\[[0-9;]*m//g' >"$log.out" || true
     pass=$(grep -c '^\[ok\]:' "$log.out") || true
-    fail=$(grep -cE '^\[(err|exception)\]:' "$log.out") || true
+    fail=$(grep -cE '^\[(err|exception|TIMEOUT)\]:' "$log.out") || true
     alive=yes
     if ! timeout 10 redis-cli -p "$port" ping 2>/dev/null | grep -q PONG; then alive=no; fi
     kill "$spid" 2>/dev/null || true
     wait "$spid" 2>/dev/null || true
     line="unit/$unit: $pass passed, $fail failed"
     [ "$alive" = no ] && { line+="  SERVER DOWN OR HUNG (see $log.server)"; status=1; }
+    grep -q '^\[TIMEOUT\]:' "$log.out" && { line+="  A TEST HUNG, THE UNIT STOPPED THERE"; [ "$check" = 1 ] && status=1; }
     if [ "$check" = 1 ]; then
         want=$(expected_pass "$unit")
         if [ -n "$want" ] && [ "$pass" -lt "$want" ]; then
