@@ -33,7 +33,7 @@
  * size when tombstones are over 3/8 of the load) becomes cur and the old one
  * is drained MIGRATE_GROUPS groups at a time by each insert, remove and
  * table_step. Growing by less than double keeps the table fuller: 7/12 to
- * 7/8 rather than 7/16 to 7/8, about 3 bytes a key less on average. Why a
+ * 7/8 rather than 7/16 to 7/8, fewer bytes a key on average. Why a
  * migration is always over before cur can fill again: growth leaves cur
  * with at most 14 * G live entries against a limit of at least 18.6 * G, a
  * same-size rehash starts below 5/8 of the limit, a shrink leaves it under

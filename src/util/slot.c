@@ -55,8 +55,8 @@ static const uint16_t crc16_table[256] = {
  * amounts to XORing it into the next two message bytes; so the CRC of 8
  * bytes is the XOR of 8 independent table lookups, slice[k][byte] being
  * the CRC of that byte followed by k zero bytes. The lookups have no chain
- * between them, which makes the 16-byte keys of a typical workload about
- * four times faster than byte at a time. Every request on a multi-threaded
+ * between them, which makes the 16-byte keys of a typical workload several
+ * times faster than byte at a time. Every request on a multi-threaded
  * server hashes its key this way.
  */
 static uint16_t crc16_slice[8][256];
