@@ -138,6 +138,11 @@ static enum exec_result exec(struct client *c, const struct route *rt, int argc,
 enum exec_result client_multi_command(struct client *c, const struct route *rt, int argc,
                                       struct slice *argv, bool drop) {
     const struct command *cmd = rt->cmd;
+    if (c->multi && (cmd->flags & CMD_NO_MULTI) && !(cmd->flags & CMD_TXCTL)) {
+        c->multi->aborted = true;   /* as a refused command: EXECABORT */
+        reply_error_now(c, drop, "ERR Command not allowed inside a transaction");
+        return EXEC_DONE;
+    }
     if (c->multi && (!(cmd->flags & CMD_TXCTL) || cmd->proc == cmd_unwatch)) {
         multi_queue_add(c->multi, cmd, argc, argv, rt->mask, rt->keyspace);
         reply_now(c, drop, reply_simple, "QUEUED");

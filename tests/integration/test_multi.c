@@ -56,6 +56,11 @@ static void test_errors(void **state) {
     OK(c, "MULTI");
     ERR(c, "ERR WATCH inside MULTI is not allowed", "WATCH k");
     OK(c, "DISCARD");
+    OK(c, "MULTI");                            /* SHUTDOWN is refused, and aborts */
+    STATUS(c, "QUEUED", "SET k v");
+    ERR(c, "ERR Command not allowed inside a transaction", "SHUTDOWN");
+    ERR(c, "EXECABORT Transaction discarded because of previous errors.", "EXEC");
+    NIL(c, "GET k");
 }
 
 static void test_blocking_inside(void **state) {
