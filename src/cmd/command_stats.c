@@ -36,7 +36,7 @@
 #include <time.h>
 
 /* 1 in SAMPLE_EVERY calls of a command is timed (a power of two). */
-#define SAMPLE_EVERY 16
+#define SAMPLE_EVERY 64
 
 #define ERR_NAME_MAX 32     /* Redis looks for the error code's end in its first 32 bytes */
 #define ERR_KINDS_MAX 128   /* distinct error codes per thread; later ones count in the total only */
