@@ -286,8 +286,17 @@ const char *memory_allocator_name(void);   /* "mimalloc-2.0.9" or "libc" */
  * when the command table is built, before the workers start). */
 void memory_note_startup(void);
 
-/* Standard errors for the dispatcher. */
-void reply_wrong_arity(struct reply *r, const char *name);
+
+/* What the connection commands (CLIENT, RESET) ask of the connection
+ * layer. It fills these in at start, so the command layer never calls up
+ * into the I/O layer. */
+struct conn_ops {
+    void (*close)(struct client *c);
+    void (*info_line)(struct client *c, struct rbuf *out, long long now_ms);
+    bool (*unblock)(struct client *c, bool error);     /* CLIENT UNBLOCK; false if not blocked */
+    void (*reset_transaction)(struct client *c);       /* RESET: discard MULTI, unwatch */
+};
+extern struct conn_ops rk_conn_ops;
 
 /* Handlers, grouped by module. */
 #define X(fn) void fn(struct cmd_ctx *c);

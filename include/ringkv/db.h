@@ -55,7 +55,7 @@ struct shard {
     uint64_t expire_cursor[64];   /* active expiry position per db (first 64 dbs) */
     unsigned expire_db;           /* next db for the active cycle */
     struct hashmap *waiters;      /* "db:key" -> block_record[] of clients blocked on it */
-    struct hashmap *watched;      /* "db:key" -> block_record[] of clients watching it (watch.c) */
+    struct hashmap *watched;      /* "db:key" -> block_record[] of clients watching it (watch.h) */
 };
 
 /*
@@ -90,22 +90,6 @@ void db_signal_ready_db(struct cmd_ctx *c, int db);
  * its keys only while there are any. */
 extern _Atomic long rk_waiter_keys;
 
-/*
- * WATCH (watch.c). A client's WATCH leaves a record (its thread, idx/gen,
- * watch epoch) per key in the owning shard. Writes touch their keys, and
- * FLUSHDB/FLUSHALL/SWAPDB whole databases (db -1: all); every record of a
- * touched key goes to db_watch_hook (the I/O layer's), then is dropped.
- */
-extern _Atomic long rk_watch_records;
-extern void (*db_watch_hook)(struct cmd_ctx *c, const struct block_record *r);
-void db_watch(struct cmd_ctx *c, struct slice key, const struct block_record *r);
-void db_touch_watched_slow(struct cmd_ctx *c, int db, struct slice key);
-static inline void db_touch_watched(struct cmd_ctx *c, int db, struct slice key) {
-    if (RK_UNLIKELY(atomic_load_explicit(&rk_watch_records, memory_order_relaxed) != 0))
-        db_touch_watched_slow(c, db, key);
-}
-void db_touch_watched_db(struct cmd_ctx *c, int db);
-void shard_watch_destroy(struct shard *s);
 
 void shard_init(struct shard *s, unsigned id, unsigned ndb);
 void shard_destroy(struct shard *s);

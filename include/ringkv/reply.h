@@ -37,7 +37,11 @@ void reply_double(struct reply *r, double d);                     /* ,d / bulk *
 void reply_bool(struct reply *r, bool b);                         /* #t / :1 */
 void reply_verbatim(struct reply *r, const char *p, size_t len, const char *ext); /* =len txt: / bulk */
 void reply_raw(struct reply *r, const char *p, size_t len);       /* pre-encoded bytes */
-void reply_help(struct reply *r, const char **lines, size_t n);   /* HELP subcommands (cmd_conn.c) */
+void reply_help(struct reply *r, const char **lines, size_t n);   /* HELP subcommands */
+void reply_wrong_arity(struct reply *r, const char *name);        /* ERR wrong number of arguments ... */
+/* Every error reply's text (without '-') is handed here when set: the
+ * command layer counts them for INFO errorstats. */
+extern void (*reply_error_hook)(const char *s, size_t len);
 
 /* Common errors, texts exactly as Redis's. */
 #define ERR_SYNTAX      "ERR syntax error"

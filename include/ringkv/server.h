@@ -279,14 +279,29 @@ void forward_command(struct worker *w, unsigned target, const struct command *cm
                      struct slice *argv, const struct fwd_origin *o);
 static inline bool shard_is_held(struct worker *w) { return w->lock_holder != NULL; }
 
-/* What the messaging layer reports to the connection layer. */
+/* What the messaging layer reports to the connection layer, through
+ * functions the connection layer fills in at start (so messaging never
+ * calls up into it). */
 struct shard_reply { uint32_t seq, len; const char *p; };
-/* Replies to forwarded commands of client idx/gen, in request order. */
+struct msg_client_ops {
+    /* the client idx/gen if still there and not closing, else NULL */
+    struct client *(*live)(struct worker *w, uint32_t idx, uint32_t gen);
+    /* replies to forwarded commands of client idx/gen, in request order */
+    void (*replies_ready)(struct worker *w, uint32_t idx, uint32_t gen, const struct shard_reply *r, size_t n);
+    /* its transaction ran (the reply is copied) */
+    void (*tx_done)(struct worker *w, const struct tx_request *req, const struct tx_outcome *out);
+    /* nobody holds the local shard any more: its waiting clients go on */
+    void (*shard_free)(struct worker *w);
+    /* XM_READY, XM_WATCH */
+    void (*ready)(struct worker *w, const struct block_record *r);
+    void (*watch_touched)(struct worker *w, const struct block_record *r);
+};
+extern struct msg_client_ops rk_msg_client;
+
+/* client.c: the connection layer's side of those reports */
 void client_replies_ready(struct worker *w, uint32_t idx, uint32_t gen, const struct shard_reply *r, size_t n);
-/* Its transaction ran (the reply is copied). */
 void client_tx_done(struct worker *w, const struct tx_request *req, const struct tx_outcome *out);
-/* The local shard it waited for is free again. */
-void client_shard_free(struct client *c);
+void clients_shard_free(struct worker *w);
 
 /* blocking.c: blocking commands, the connection side */
 void client_block(struct client *c, long long timeout_ms, size_t cmd_len);

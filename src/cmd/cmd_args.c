@@ -109,6 +109,13 @@ bool arg_timeout_or_reply(struct cmd_ctx *c, struct slice s, long long *ms) {
     return true;
 }
 
+/* Without a waiter identity (a command run for nobody) the command still
+ * reports that it would block, and nothing is registered. */
+void ctx_block_on(struct cmd_ctx *c, struct slice key) {
+    if (c->waiter) db_block_on(c, key, c->waiter);
+    c->block = true;
+}
+
 /* Nothing to serve: wait on argv[first..end), or, when the wait is over,
  * reply the null array Redis answers every timed-out list or zset wait with. */
 void ctx_block_or_timeout(struct cmd_ctx *c, int first, int end, long long timeout_ms) {

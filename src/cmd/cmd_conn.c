@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+struct conn_ops rk_conn_ops;
+
 #define ARG(i) (c->argv[i])
 #define ARG_IS(i, s) slice_eq_nocase(c->argv[i], s)
 
@@ -139,7 +141,7 @@ void cmd_reset(struct cmd_ctx *c) {
     cl->resp = 2;
     set_name(&cl->name, (struct slice){0});
     if (current_password()) cl->flags &= ~CF_AUTHED;
-    client_reset_transaction(cl);
+    rk_conn_ops.reset_transaction(cl);
     reply_simple(&c->r, "RESET");
 }
 
@@ -242,9 +244,9 @@ void cmd_client_gather(struct cmd_ctx *c) {
             killed++;
             /* The caller itself gets its reply before the connection closes. */
             if (cl == c->client) cl->flags |= CF_CLOSE_AFTER;
-            else client_close(cl);
+            else rk_conn_ops.close(cl);
         } else {
-            client_info_line(cl, c->r.out, w->now_ms);
+            rk_conn_ops.info_line(cl, c->r.out, w->now_ms);
         }
     }
     if (kill) rbuf_append(c->r.out, &killed, sizeof killed);
@@ -275,7 +277,7 @@ void cmd_client_unblock_gather(struct cmd_ctx *c) {
         struct worker *w = c->worker;
         for (uint32_t i = 0; i < w->nclients_cap; i++) {
             struct client *cl = w->clients[i];
-            if (cl && cl->id == (uint64_t)id && client_unblock(cl, error)) n++;
+            if (cl && cl->id == (uint64_t)id && rk_conn_ops.unblock(cl, error)) n++;
         }
     }
     rbuf_append(c->r.out, &n, sizeof n);
@@ -349,11 +351,6 @@ static const char *client_help[] = {
     "    Print this help.",
 };
 
-void reply_help(struct reply *r, const char **lines, size_t n) {
-    reply_array(r, n);
-    for (size_t i = 0; i < n; i++) reply_simple(r, lines[i]);
-}
-
 void cmd_client(struct cmd_ctx *c) {
     struct client *cl = c->client;
     if (ARG_IS(1, "id")) {
@@ -370,7 +367,7 @@ void cmd_client(struct cmd_ctx *c) {
         else reply_null(&c->r);
     } else if (ARG_IS(1, "info")) {
         struct rbuf line = {0};
-        client_info_line(cl, &line, c->now_ms);
+        rk_conn_ops.info_line(cl, &line, c->now_ms);
         reply_verbatim(&c->r, line.buf, line.len, "txt");
         rbuf_free(&line);
     } else if (ARG_IS(1, "setinfo")) {

@@ -10,7 +10,7 @@
  */
 #include "ringkv/command.h"
 #include "ringkv/command_def.h"
-#include "ringkv/db.h"
+#include "ringkv/watch.h"
 
 void cmd_multi(struct cmd_ctx *c) { reply_error(&c->r, "ERR MULTI calls can not be nested"); }
 void cmd_exec(struct cmd_ctx *c) { reply_error(&c->r, "ERR EXEC without MULTI"); }

@@ -6,6 +6,7 @@
  */
 #include "ringkv/server.h"
 #include "ringkv/util.h"
+#include "ringkv/watch.h"
 
 #include <stdlib.h>
 
@@ -32,12 +33,6 @@ void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
     ctx->block_timeout_ms = 0;
 }
 
-/* Without a waiter identity (a command run for nobody) the command still
- * reports that it would block, and nothing is registered. */
-void ctx_block_on(struct cmd_ctx *c, struct slice key) {
-    if (c->waiter) db_block_on(c, key, c->waiter);
-    c->block = true;
-}
 
 /* A write command touched its keys, or whole databases for FLUSHDB,
  * FLUSHALL and SWAPDB: watchers of those keys are told, and clients blocked

@@ -17,6 +17,7 @@
  * indexed by it (command_stats.c).
  */
 #include "ringkv/command.h"
+#include "ringkv/command_stats.h"
 #include "ringkv/command_def.h"
 
 #include <ctype.h>
@@ -301,6 +302,7 @@ void command_table_init(void) {
     static bool done;
     if (done) return;
     done = true;
+    reply_error_hook = stats_error_reply;
     for (size_t g = 0; g < RK_ARRAY_LEN(groups); g++)
         for (const struct command *cmd = groups[g]; cmd->name; cmd++) add_command(cmd);
     for (size_t i = 0; i < ncommands; i++) {

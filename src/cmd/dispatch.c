@@ -122,10 +122,6 @@ static void reply_unknown_subcommand(struct reply *r, const struct command *pare
                  (int)(argv[1].len > 128 ? 128 : argv[1].len), argv[1].ptr, name);
 }
 
-void reply_wrong_arity(struct reply *r, const char *name) {
-    reply_errorf(r, "ERR wrong number of arguments for '%s' command", name);
-}
-
 void dispatch_reply_error(struct reply *r, const struct route *rt, int argc, const struct slice *argv) {
     if (rt->kind == ROUTE_NOAUTH || rt->kind == ROUTE_ARITY) command_rejected(rt->cmd);   /* INFO rejected_calls */
     switch (rt->kind) {

@@ -387,9 +387,18 @@ void client_tx_done(struct worker *w, const struct tx_request *req, const struct
     client_schedule_resume(c);
 }
 
-/* The shard a client waited for is free again. */
-void client_shard_free(struct client *c) {
-    client_schedule_resume(c);
+/* Nobody holds the local shard any more: the clients that waited for it
+ * run again, in arrival order, from the worker loop. */
+void clients_shard_free(struct worker *w) {
+    struct client *c = w->shard_waiters;
+    w->shard_waiters = NULL;
+    w->shard_waiters_tail = &w->shard_waiters;
+    while (c) {
+        struct client *next = c->next_wait;
+        c->next_wait = NULL;
+        client_schedule_resume(c);
+        c = next;
+    }
 }
 
 /*

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "ringkv/ring.h"
+#include "ringkv/watch.h"
 #include "io_internal.h"
 
 struct server srv;
@@ -310,6 +311,9 @@ int server_start(void) {
     db_ready_hook = block_notify;
     db_waiter_alive_hook = block_record_alive;
     db_watch_hook = watch_notify;
+    rk_msg_client = (struct msg_client_ops){ client_live, client_replies_ready, client_tx_done,
+                                             clients_shard_free, client_ready, client_watch_touched };
+    rk_conn_ops = (struct conn_ops){ client_close, client_info_line, client_unblock, client_reset_transaction };
 
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
@@ -372,6 +376,7 @@ static void worker_teardown(struct worker *w) {
     resp_parser_free(&w->parser);
     rbuf_free(&w->batch_argv);
     rbuf_free(&w->ready);
+    shard_watch_destroy(&w->shard);
     shard_destroy(&w->shard);
 }
 

@@ -93,7 +93,6 @@ void shard_destroy(struct shard *s) {
     arena_destroy(&s->arena);
     if (s->waiters) hashmap_free(s->waiters);
     s->waiters = NULL;
-    shard_watch_destroy(s);
 }
 
 void db_empty(struct kv_db *db) {

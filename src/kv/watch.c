@@ -15,7 +15,7 @@
  * rk_watch_records counts records over all shards, so a write pays one
  * relaxed load when nobody watches anything.
  */
-#include "ringkv/db.h"
+#include "ringkv/watch.h"
 #include "ringkv/command.h"
 #include "ringkv/hashmap.h"
 

@@ -164,7 +164,7 @@ void collect_replies(struct worker *w, struct xmsg *m) {
         memcpy(&rh, p, sizeof rh);
         p += sizeof rh;
         if (n && (rh.idx != idx || rh.gen != gen || n == REPLY_RUN_MAX)) {
-            client_replies_ready(w, idx, gen, run, n);
+            rk_msg_client.replies_ready(w, idx, gen, run, n);
             n = 0;
         }
         idx = rh.idx;
@@ -172,7 +172,7 @@ void collect_replies(struct worker *w, struct xmsg *m) {
         run[n++] = (struct shard_reply){ rh.seq, rh.len, p };
         p += rh.len;
     }
-    if (n) client_replies_ready(w, idx, gen, run, n);
+    if (n) rk_msg_client.replies_ready(w, idx, gen, run, n);
     if (m->req.cap > KEEP_BATCH_BYTES) rbuf_free(&m->req);
     if (m->rep.cap > KEEP_BATCH_BYTES) rbuf_free(&m->rep);
     m->next = w->free_batches[m->shard];   /* m->to is us now: it came back */

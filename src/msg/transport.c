@@ -1,12 +1,11 @@
 /*
- * Messaging between workers, the transport: each ordered pair of workers
+ * Messaging between workers, the transport (sending side; inbox.c takes
+ * messages off the rings and hands them to their layer): each ordered pair of workers
  * has one SPSC ring of struct xmsg pointers (spsc.h). A message that does
  * not fit goes on the sender's overflow list, and once that list is not
  * empty everything for that target queues behind it, so per-target order
  * holds. At the end of an iteration every target that may be asleep gets
- * one doorbell (ring_doorbell), never one per message. Receiving hands each
- * message to its layer: forwarded batches (forward.c), the shard lock and
- * transactions (tx.c), wake-ups of blocked clients (blocking.c).
+ * one doorbell (ring_doorbell), never one per message.
  */
 #include "ringkv/ring.h"
 #include "ringkv/server.h"
@@ -15,6 +14,8 @@
 #include <stdlib.h>
 
 #include "msg_internal.h"
+
+struct msg_client_ops rk_msg_client;
 
 /* ---- sending ---- */
 
@@ -76,77 +77,8 @@ void xshard_flush(struct worker *w) {
     }
 }
 
-/* ---- receiving ---- */
-
-static void handle_msg(struct worker *w, struct xmsg *m) {
-    switch (m->type) {
-    case XM_BATCH:
-        if (w->lock_holder || w->deferred) tx_defer_batch(w, m);
-        else execute_batch(w, m);
-        break;
-    case XM_BATCH_DONE:
-        collect_replies(w, m);
-        break;
-    case XM_LOCK:
-        tx_lock_request(w, m);
-        break;
-    case XM_LOCKED:
-        tx_locked(w, m);
-        break;
-    case XM_UNLOCK:
-        free(m);
-        tx_unlock(w);
-        break;
-    case XM_READY:
-        client_ready(w, &m->ready);
-        free(m);
-        break;
-    case XM_WATCH:
-        client_watch_touched(w, &m->ready);
-        free(m);
-        break;
-    }
-}
-
-bool xshard_poll(struct worker *w) {
-    bool any = false;
-    for (unsigned s = 0; s < srv.nworkers; s++) {
-        if (s == w->id) continue;
-        struct spsc_ring *r = ring_between(s, w->id);
-        struct xmsg *m;
-        while ((m = spsc_pop(r))) {
-            handle_msg(w, m);
-            any = true;
-        }
-    }
-    return any;
-}
-
 bool xshard_inbox_empty(struct worker *w) {
     for (unsigned s = 0; s < srv.nworkers; s++)
         if (s != w->id && !spsc_empty(ring_between(s, w->id))) return false;
     return true;
-}
-
-static void free_msg_list(struct xmsg *m) {
-    while (m) {
-        struct xmsg *next = m->next;
-        rbuf_free(&m->req);
-        rbuf_free(&m->rep);
-        free(m);
-        m = next;
-    }
-}
-
-/* At exit, after every thread stopped: free what this worker still owns. */
-void xshard_teardown(struct worker *w) {
-    for (unsigned t = 0; t < srv.nworkers; t++) {
-        free_msg_list(w->free_batches[t]);
-        if (w->out_batch[t]) free_msg_list(w->out_batch[t]);
-        w->free_batches[t] = w->out_batch[t] = NULL;
-    }
-    free_msg_list(w->overflow);
-    free_msg_list(w->deferred);
-    w->overflow = w->deferred = NULL;
-    free(w->fwd_argv);
 }

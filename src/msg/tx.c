@@ -47,7 +47,7 @@ static void grant(struct worker *w, struct tx *tx) {
     if (tx->req.cmd->per_shard) {
         struct cmd_ctx ctx;
         ctx_init(&ctx, w, tx->req.cmd, tx->req.argc, tx->req.argv, tx->req.db, tx->req.resp, &tx->parts[w->id]);
-        if (tx->coord == w) ctx.client = client_live(w, tx->req.idx, tx->req.gen);
+        if (tx->coord == w) ctx.client = rk_msg_client.live(w, tx->req.idx, tx->req.gen);
         tx->req.cmd->per_shard(&ctx);
     }
 }
@@ -97,16 +97,7 @@ static void shard_released(struct worker *w) {
         if (!w->deferred) w->deferred_tail = &w->deferred;
         execute_batch(w, m);
     }
-    struct client *c = w->shard_waiters;
-    w->shard_waiters = NULL;
-    w->shard_waiters_tail = &w->shard_waiters;
-    while (c) {
-        struct client *next = c->next_wait;
-        c->next_wait = NULL;
-        if (w->lock_holder) client_wait_on_shard(c);   /* taken again meanwhile */
-        else client_shard_free(c);
-        c = next;
-    }
+    if (!w->lock_holder) rk_msg_client.shard_free(w);
 }
 
 /* ---- transactions ---- */
@@ -149,7 +140,7 @@ static void tx_free(struct tx *tx) {
 static void tx_finish(struct tx *tx) {
     struct worker *w = tx->coord;
     struct tx_request *req = &tx->req;
-    struct client *c = client_live(w, req->idx, req->gen);
+    struct client *c = rk_msg_client.live(w, req->idx, req->gen);
     struct tx_outcome out = { {0}, false, 0 };
     struct cmd_ctx ctx;
     ctx_init(&ctx, w, req->cmd, req->argc, req->argv, req->db, req->resp, &out.reply);
@@ -183,7 +174,7 @@ static void tx_finish(struct tx *tx) {
         xshard_send(w, s, m);
     }
     bool own = tx->held & (1ull << w->id);
-    if (c) client_tx_done(w, req, &out);
+    if (c) rk_msg_client.tx_done(w, req, &out);
     rbuf_free(&out.reply);
     tx_free(tx);
     if (own) tx_unlock(w);

@@ -20,7 +20,6 @@
  * on the thread that writes it: command_stats.c keeps the counts.
  */
 #include "ringkv/reply.h"
-#include "ringkv/command_stats.h"
 #include "ringkv/util.h"
 
 #include <stdarg.h>
@@ -83,6 +82,8 @@ void reply_ok(struct reply *r) {
 
 /* An error must stay on one line or the client loses sync, so CR and LF
  * inside the text become spaces, as Redis's addReplyErrorFormat() does. */
+void (*reply_error_hook)(const char *s, size_t len);
+
 static void add_error(struct reply *r, const char *s, size_t len) {
     if (len && s[0] == '-') {      /* tolerate a caller that added the dash */
         s++;
@@ -98,7 +99,7 @@ static void add_error(struct reply *r, const char *s, size_t len) {
     dst[len + 1] = '\r';
     dst[len + 2] = '\n';
     r->out->len += len + 3;
-    stats_error_reply(dst + 1, len);
+    if (reply_error_hook) reply_error_hook(dst + 1, len);
 }
 
 void reply_error(struct reply *r, const char *s) {
@@ -231,4 +232,13 @@ void reply_verbatim(struct reply *r, const char *p, size_t len, const char *ext)
     dst[n++] = '\r';
     dst[n++] = '\n';
     r->out->len += n;
+}
+
+void reply_help(struct reply *r, const char **lines, size_t n) {
+    reply_array(r, n);
+    for (size_t i = 0; i < n; i++) reply_simple(r, lines[i]);
+}
+
+void reply_wrong_arity(struct reply *r, const char *name) {
+    reply_errorf(r, "ERR wrong number of arguments for '%s' command", name);
 }

@@ -1,0 +1,81 @@
+/*
+ * Messaging between workers, the receiving side: drain the rings addressed
+ * to this worker and hand each message to its layer: forwarded batches and
+ * their replies (forward.c), the shard lock and transactions (tx.c),
+ * wake-ups of blocked and watching clients (the connection layer, through
+ * rk_msg_client). Also frees what the messaging layer still owns at exit.
+ */
+#include "ringkv/server.h"
+#include "ringkv/util.h"
+
+#include <stdlib.h>
+
+#include "msg_internal.h"
+
+static void handle_msg(struct worker *w, struct xmsg *m) {
+    switch (m->type) {
+    case XM_BATCH:
+        if (w->lock_holder || w->deferred) tx_defer_batch(w, m);
+        else execute_batch(w, m);
+        break;
+    case XM_BATCH_DONE:
+        collect_replies(w, m);
+        break;
+    case XM_LOCK:
+        tx_lock_request(w, m);
+        break;
+    case XM_LOCKED:
+        tx_locked(w, m);
+        break;
+    case XM_UNLOCK:
+        free(m);
+        tx_unlock(w);
+        break;
+    case XM_READY:
+        rk_msg_client.ready(w, &m->ready);
+        free(m);
+        break;
+    case XM_WATCH:
+        rk_msg_client.watch_touched(w, &m->ready);
+        free(m);
+        break;
+    }
+}
+
+bool xshard_poll(struct worker *w) {
+    bool any = false;
+    for (unsigned s = 0; s < srv.nworkers; s++) {
+        if (s == w->id) continue;
+        struct spsc_ring *r = ring_between(s, w->id);
+        struct xmsg *m;
+        while ((m = spsc_pop(r))) {
+            handle_msg(w, m);
+            any = true;
+        }
+    }
+    return any;
+}
+
+
+static void free_msg_list(struct xmsg *m) {
+    while (m) {
+        struct xmsg *next = m->next;
+        rbuf_free(&m->req);
+        rbuf_free(&m->rep);
+        free(m);
+        m = next;
+    }
+}
+
+/* At exit, after every thread stopped: free what this worker still owns. */
+void xshard_teardown(struct worker *w) {
+    for (unsigned t = 0; t < srv.nworkers; t++) {
+        free_msg_list(w->free_batches[t]);
+        if (w->out_batch[t]) free_msg_list(w->out_batch[t]);
+        w->free_batches[t] = w->out_batch[t] = NULL;
+    }
+    free_msg_list(w->overflow);
+    free_msg_list(w->deferred);
+    w->overflow = w->deferred = NULL;
+    free(w->fwd_argv);
+}
