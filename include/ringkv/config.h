@@ -1,7 +1,7 @@
 /*
  * Server configuration with Redis 7.0's names, types, limits and defaults.
  *
- * One table (src/core/config.c) lists every parameter Redis 7.0 has, plus
+ * One table (src/core/config_table.c) lists every parameter Redis 7.0 has, plus
  * ringkv's own (threads, io-*), each with its aliases (slaveof, the
  * *-ziplist-* names, slave-*), type checking, bounds and flags. The same
  * table serves the command line (--port 7000), a config file (one

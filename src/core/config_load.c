@@ -11,7 +11,7 @@
  * every save line replaces what was there. Errors stop the start with Redis's FATAL CONFIG FILE ERROR
  * message, naming the line.
  */
-#include "config_internal.h"
+#include "config_types.h"
 
 #include <ctype.h>
 #include <errno.h>

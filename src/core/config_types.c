@@ -20,7 +20,7 @@
  * any. Inert specials keep their state in this file; it is only touched
  * under config_lock().
  */
-#include "config_internal.h"
+#include "config_types.h"
 #include "ringkv/util.h"
 
 #include <ctype.h>

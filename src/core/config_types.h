@@ -1,6 +1,6 @@
 /*
  * Inside the configuration: the shape of a parameter row and the value
- * types, shared by config.c (the table, CONFIG GET/SET), config_types.c
+ * types, shared by config_table.c (the table, CONFIG GET/SET), config_types.c
  * (parsing and printing each type, Redis's rules and error texts) and
  * config_load.c (config files and the command line).
  *
@@ -8,8 +8,8 @@
  * is all or nothing: parse into a struct pvalue (which checks everything
  * and touches nothing), then store it.
  */
-#ifndef RINGKV_CONFIG_INTERNAL_H
-#define RINGKV_CONFIG_INTERNAL_H
+#ifndef RINGKV_CONFIG_TYPES_H
+#define RINGKV_CONFIG_TYPES_H
 
 #include "ringkv/config.h"
 
@@ -77,7 +77,7 @@ struct param {
     union { long long n; char *s; const char *e; } own;
 };
 
-/* ---- config.c: the table */
+/* ---- config_table.c: the table; config.c: the lock and retired strings */
 struct param *param_lookup(const char *name, size_t len, bool *is_alias);
 /* Serialises CONFIG GET/SET and loading; values themselves are read
  * without it. */
