@@ -31,6 +31,7 @@ void reply_bulk_ll(struct reply *r, long long v);                 /* integer as 
 void reply_null(struct reply *r);                                 /* $-1 / _ */
 void reply_null_array(struct reply *r);                           /* *-1 / _ */
 void reply_array(struct reply *r, size_t n);                      /* *n */
+void reply_push(struct reply *r, size_t n);                       /* >n / *n: out-of-band data */
 void reply_map(struct reply *r, size_t n);                        /* %n / *2n */
 void reply_set(struct reply *r, size_t n);                        /* ~n / *n */
 void reply_double(struct reply *r, double d);                     /* ,d / bulk */

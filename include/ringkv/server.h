@@ -102,6 +102,10 @@ struct client {
     uint32_t watch_seq;            /* watch epoch: records of older epochs are stale */
     uint64_t watch_mask;           /* shards of the watched keys */
     bool watch_dirty;              /* a watched key was touched: EXEC fails */
+    /* pub/sub (io/pubsub.c): channels + patterns + shard channels this
+     * client is subscribed to; > 0 is Redis's "pub/sub mode" */
+    uint32_t nsubs;
+    struct pubsub_client *subs;
     char addr[64], laddr[64];
 };
 

@@ -182,6 +182,10 @@ void reply_array(struct reply *r, size_t n) {
     add_hdr(r, '*', (long long)n);
 }
 
+void reply_push(struct reply *r, size_t n) {
+    add_hdr(r, is_resp3(r) ? '>' : '*', (long long)n);
+}
+
 void reply_map(struct reply *r, size_t n) {
     if (is_resp3(r))
         add_hdr(r, '%', (long long)n);
