@@ -42,6 +42,8 @@ typedef void (*command_proc)(struct cmd_ctx *c);
 #define CMD_NO_MULTI   (1u << 16)   /* not allowed inside MULTI */
 #define CMD_ALLOW_BUSY (1u << 17)   /* allowed while a script is busy */
 #define CMD_TXCTL      (1u << 14) /* MULTI EXEC DISCARD WATCH: the connection layer runs them, never queued */
+#define CMD_PUBSUB     (1u << 20) /* Redis's "pubsub" flag */
+#define CMD_SUBSCRIBE  (1u << 21) /* (P|S)(UN)SUBSCRIBE: the connection layer runs them */
 #define CMD_IDENTITY   (1u << 15) /* runs where its keys are held with the client's identity (WATCH): never forwarded */
 
 /* Key-spec flags (Redis's CMD_KEY_*): how a command uses each key, as
@@ -115,6 +117,7 @@ struct cmd_ctx {
     struct client *client;       /* the connection, NULL when run on its behalf by another thread */
     struct worker *worker;       /* the executing thread */
     long long now_ms;            /* cached clock of this loop iteration */
+    long long dirty;             /* changes this call made to the keyspace (db_changed) */
     struct rbuf *parts;          /* per-shard results of command.per_shard, by shard id */
     /* blocking commands (CMD_BLOCKING) */
     const struct block_record *waiter;   /* in: who waits if it blocks (NULL: nobody) */
@@ -124,16 +127,16 @@ struct cmd_ctx {
     long long block_timeout_ms;  /* out: the wait's timeout (0 = forever) */
 };
 
-/* After a handler ran: tell WATCH which keys a write command touched, and
- * wake clients blocked on them (a RENAME, MOVE, COPY or SWAPDB can put a
- * list in place as well as a push). Costs one flag test and, for writes,
- * two relaxed loads while nobody watches or waits. */
+/* After a handler ran: a write command that changed something wakes the
+ * clients blocked on its keys (a RENAME, MOVE, COPY or SWAPDB can put a
+ * list in place as well as a push). WATCH was told of each key as it
+ * changed (db_changed, watch.h). Costs one flag test and, for writes that
+ * changed something, a relaxed load while nobody waits. */
 void ctx_wrote_slow(struct cmd_ctx *c);
-extern _Atomic long rk_watch_records, rk_waiter_keys;
+extern _Atomic long rk_waiter_keys;
 static inline void ctx_wrote(struct cmd_ctx *c) {
-    if (RK_UNLIKELY(c->cmd->flags & CMD_WRITE) && !c->block &&
-        RK_UNLIKELY((atomic_load_explicit(&rk_watch_records, memory_order_relaxed) |
-                     atomic_load_explicit(&rk_waiter_keys, memory_order_relaxed)) != 0))
+    if (RK_UNLIKELY(c->cmd->flags & CMD_WRITE) && !c->block && c->dirty &&
+        RK_UNLIKELY(atomic_load_explicit(&rk_waiter_keys, memory_order_relaxed) != 0))
         ctx_wrote_slow(c);
 }
 
@@ -219,6 +222,7 @@ extern const struct command set_commands[];
 extern const struct command zset_commands[];
 extern const struct command multi_commands[];
 extern const struct command bits_commands[];
+extern const struct command pubsub_commands[];
 
 /* Positions of a command's key arguments; returns the number of keys. */
 int command_key_positions(const struct command *cmd, int argc, const struct slice *argv, int *pos, int maxpos);
@@ -272,10 +276,12 @@ struct kv_entry **lookup_typed_or_reply(struct cmd_ctx *c, struct slice key, uns
  * false after WRONGTYPE. obj_commit, also when nothing changed: store obj,
  * which now has len elements, back into the entry (the caller must not use
  * it afterwards), or create the key for a new object, or delete the key
- * (or free a new object) when len is 0. */
+ * (or free a new object) when len is 0. `changed`: the command changed the
+ * existing object (as Redis's signalModifiedKey calls: WATCH and c->dirty
+ * see only real changes); creating or deleting the key always counts. */
 bool obj_write(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_entry ***slot, void **obj);
 void obj_commit(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_entry **slot, void *obj,
-                size_t len);
+                size_t len, bool changed);
 
 /* Memory figures that INFO and MEMORY share (cmd_memory.c). There is no
  * allocator accounting yet: used memory is the process's RSS. */
@@ -295,6 +301,7 @@ struct conn_ops {
     void (*info_line)(struct client *c, struct rbuf *out, long long now_ms);
     bool (*unblock)(struct client *c, bool error);     /* CLIENT UNBLOCK; false if not blocked */
     void (*reset_transaction)(struct client *c);       /* RESET: discard MULTI, unwatch */
+    void (*reset_pubsub)(struct client *c);            /* RESET: leave every subscription */
 };
 extern struct conn_ops rk_conn_ops;
 

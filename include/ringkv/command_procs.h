@@ -16,3 +16,5 @@ X(cmd_mget) X(cmd_mset) X(cmd_msetnx) X(cmd_append) X(cmd_strlen) X(cmd_getrange
 X(cmd_incr) X(cmd_decr) X(cmd_incrby) X(cmd_decrby) X(cmd_incrbyfloat)
 /* src/cmd/cmd_multi.c: transactions */
 X(cmd_multi) X(cmd_exec) X(cmd_discard) X(cmd_watch) X(cmd_unwatch)
+/* src/cmd/cmd_pubsub.c: pub/sub */
+X(cmd_publish) X(cmd_spublish) X(cmd_subscribe) X(cmd_pubsub)

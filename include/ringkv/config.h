@@ -40,6 +40,9 @@ struct rk_config {
     char *requirepass;              /* NULL = no password */
     long long proto_max_bulk_len;
     long long client_query_buffer_limit;
+    /* client-output-buffer-limit: {hard bytes, soft bytes, soft seconds}
+     * per class (normal, replica, pubsub); 0 = no limit */
+    long long client_obuf_limit[3][3];
     /* keyspace */
     long long databases;
     long long hz;                   /* always 1..500 (Redis clamps what is set) */

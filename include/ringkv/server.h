@@ -16,6 +16,7 @@
 #include "ringkv/common.h"
 #include "ringkv/command.h"
 #include "ringkv/db.h"
+#include "ringkv/pubsub_dir.h"
 #include "ringkv/resp.h"
 #include "ringkv/spsc.h"
 
@@ -60,6 +61,7 @@ enum client_wait {
 #define CF_AUTHED         (1u << 7)
 #define CF_CANCEL_SENT    (1u << 8)
 #define CF_RESUME_SCHEDULED (1u << 9) /* on w->resume_list */
+#define CF_PUBSUB         (1u << 20)  /* subscribed to something (nsubs > 0) */
 
 struct client {
     /* The first cache line holds what every command and every reply coming
@@ -118,6 +120,7 @@ enum xmsg_type {
     XM_UNLOCK,       /* the transaction is done with the shard */
     XM_READY,        /* a key a client of the target waits on may serve it now */
     XM_WATCH,        /* a key a client of the target watches was touched */
+    XM_PUBLISH,      /* messages for the target's subscribers (req: records) */
 };
 
 struct xmsg {
@@ -169,6 +172,8 @@ struct worker {
     struct xmsg *out_batch[RK_MAX_THREADS];   /* batch being filled per target */
     struct xmsg *free_batches[RK_MAX_THREADS];
     struct xmsg *overflow, **overflow_tail;   /* rings were full; retry */
+    struct xmsg *out_publish[RK_MAX_THREADS]; /* pub/sub messages being gathered per target */
+    struct pubsub_local *pubsub;               /* this thread's subscribers (io/pubsub.c) */
     struct slice *fwd_argv;                    /* arguments of the forwarded command being run */
     struct client *blocked;                    /* clients in WAIT_BLOCKED */
     struct rbuf ready;                         /* block_records of our clients to wake (safe point) */
@@ -277,6 +282,8 @@ void xshard_send(struct worker *w, unsigned target, struct xmsg *m);
 void xshard_flush(struct worker *w);
 bool xshard_poll(struct worker *w);                  /* returns true if anything was processed */
 bool xshard_inbox_empty(struct worker *w);
+/* publish.c: hand a message to thread `thread`'s subscribers (pubsub_send_hook) */
+void publish_send(struct worker *w, unsigned thread, enum ps_kind k, struct slice channel, struct slice msg);
 void xshard_teardown(struct worker *w);   /* at exit, after every thread stopped */
 void tx_start(struct worker *w, const struct tx_request *req);
 void forward_command(struct worker *w, unsigned target, const struct command *cmd, int argc,
@@ -299,6 +306,8 @@ struct msg_client_ops {
     /* XM_READY, XM_WATCH */
     void (*ready)(struct worker *w, const struct block_record *r);
     void (*watch_touched)(struct worker *w, const struct block_record *r);
+    /* a published message for this thread's subscribers (XM_PUBLISH) */
+    void (*deliver)(struct worker *w, enum ps_kind k, struct slice channel, struct slice msg);
 };
 extern struct msg_client_ops rk_msg_client;
 

@@ -22,7 +22,7 @@
 /* In addReplyFlagsForCommand()'s order; Redis hides "sentinel". */
 static const struct { uint32_t flag; const char *name; } flag_names[] = {
     {CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"}, {CMD_ADMIN, "admin"},
-    {CMD_NOSCRIPT, "noscript"}, {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"}, {CMD_STALE, "stale"},
+    {CMD_PUBSUB, "pubsub"}, {CMD_NOSCRIPT, "noscript"}, {CMD_BLOCKING, "blocking"}, {CMD_LOADING, "loading"}, {CMD_STALE, "stale"},
     {CMD_FAST, "fast"}, {CMD_NOAUTH, "no_auth"}, {CMD_NO_MULTI, "no_multi"}, {CMD_MOVABLEKEYS, "movablekeys"},
     {CMD_ALLOW_BUSY, "allow_busy"},
 };
@@ -226,6 +226,7 @@ static void command_list(struct cmd_ctx *c) {
 /* ---- COMMAND GETKEYS / GETKEYSANDFLAGS ---- */
 
 static bool has_keys(const struct command *cmd) {
+    if (cmd->flags & CMD_PUBSUB) return false;   /* shard channels are not keys */
     return cmd->first_key != 0 || cmd->keys_fn != NULL || command_key_specs(cmd) != NULL;
 }
 

@@ -21,6 +21,13 @@ struct conn_ops rk_conn_ops;
 
 void cmd_ping(struct cmd_ctx *c) {
     if (c->argc > 2) { reply_wrong_arity(&c->r, "ping"); return; }
+    if (c->client && (c->client->flags & CF_PUBSUB) && c->r.resp == 2) {
+        /* a subscribed RESP2 connection only reads arrays */
+        reply_array(&c->r, 2);
+        reply_bulk(&c->r, "pong", 4);
+        reply_bulk(&c->r, c->argc == 2 ? ARG(1).ptr : "", c->argc == 2 ? ARG(1).len : 0);
+        return;
+    }
     if (c->argc == 2) reply_bulk_slice(&c->r, ARG(1));
     else reply_simple(&c->r, "PONG");
 }
@@ -142,6 +149,7 @@ void cmd_reset(struct cmd_ctx *c) {
     set_name(&cl->name, (struct slice){0});
     if (current_password()) cl->flags &= ~CF_AUTHED;
     rk_conn_ops.reset_transaction(cl);
+    rk_conn_ops.reset_pubsub(cl);
     reply_simple(&c->r, "RESET");
 }
 

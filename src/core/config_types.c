@@ -339,8 +339,7 @@ bool param_is_save(const struct param *p) { return p->special == &special_save; 
 
 enum { OBUF_NORMAL, OBUF_REPLICA, OBUF_PUBSUB, OBUF_CLASSES };
 static const char *const obuf_names[OBUF_CLASSES] = { "normal", "slave", "pubsub" };
-/* hard bytes, soft bytes, soft seconds per class */
-static unsigned long long obuf[OBUF_CLASSES][3];
+/* hard bytes, soft bytes, soft seconds per class: rk_config.client_obuf_limit */
 
 static int obuf_class(const char *name) {
     if (strcasecmp(name, "normal") == 0) return OBUF_NORMAL;
@@ -381,13 +380,16 @@ static void obuf_store(const struct param *p, const struct pvalue *v) {
     (void)p;
     for (int c = 0; c < OBUF_CLASSES; c++)
         if (v->mask & (1u << c))
-            for (int k = 0; k < 3; k++) obuf[c][k] = (unsigned long long)v->x[c * 3 + k];
+            for (int k = 0; k < 3; k++)
+                __atomic_store_n(&rk_config.client_obuf_limit[c][k], v->x[c * 3 + k], __ATOMIC_RELAXED);
 }
 
 static void obuf_format(const struct param *p, struct rbuf *out) {
     (void)p;
     for (int c = 0; c < OBUF_CLASSES; c++)
-        out_printf(out, "%s%s %llu %llu %ld", c ? " " : "", obuf_names[c], obuf[c][0], obuf[c][1], (long)obuf[c][2]);
+        out_printf(out, "%s%s %llu %llu %ld", c ? " " : "", obuf_names[c],
+                   (unsigned long long)rk_config.client_obuf_limit[c][0],
+                   (unsigned long long)rk_config.client_obuf_limit[c][1], (long)rk_config.client_obuf_limit[c][2]);
 }
 
 const struct special_ops special_obuf = { obuf_parse, obuf_store, obuf_format, never_same };

@@ -117,6 +117,7 @@ static void unlink_shard_waiter(struct client *c) {
 void client_close(struct client *c) {
     if (c->flags & CF_CLOSING) return;
     c->flags |= CF_CLOSING;
+    client_pubsub_reset(c);
     if (c->wait == WAIT_SHARD) unlink_shard_waiter(c);
     if (c->wait == WAIT_BLOCKED) client_unlink_blocked(c);
     c->wait = WAIT_NONE;
@@ -309,7 +310,15 @@ static enum exec_result execute(struct client *c, int argc, struct slice *argv, 
     /* CLIENT REPLY itself decides whether it answers */
     bool drop = (c->reply_off || c->reply_skip) && strcmp(cmd->name, "client|reply") != 0;
     c->reply_skip = 0;
-    if (RK_UNLIKELY((cmd->flags & CMD_TXCTL) || c->multi)) return client_multi_command(c, &rt, argc, argv, drop);
+    if (RK_UNLIKELY((cmd->flags & (CMD_TXCTL | CMD_SUBSCRIBE)) || c->multi || (c->flags & CF_PUBSUB))) {
+        if ((c->flags & CF_PUBSUB) && client_pubsub_refuses(c, cmd)) {
+            if (c->multi) c->multi->aborted = true;
+            client_pubsub_refusal(c, cmd);
+            return EXEC_DONE;
+        }
+        if ((cmd->flags & CMD_TXCTL) || c->multi) return client_multi_command(c, &rt, argc, argv, drop);
+        if (cmd->flags & CMD_SUBSCRIBE) return client_pubsub_command(c, &rt, argc, argv, drop);
+    }
     if (RK_UNLIKELY(cmd->flags & CMD_BLOCKING)) return exec_blocking(c, &rt, argc, argv, drop);
 
     switch (rt.kind) {
@@ -390,6 +399,7 @@ void client_tx_done(struct worker *w, const struct tx_request *req, const struct
 /* Nobody holds the local shard any more: the clients that waited for it
  * run again, in arrival order, from the worker loop. */
 void clients_shard_free(struct worker *w) {
+    pubsub_shard_free(w);
     struct client *c = w->shard_waiters;
     w->shard_waiters = NULL;
     w->shard_waiters_tail = &w->shard_waiters;
@@ -714,13 +724,15 @@ void client_flush_sends(struct worker *w) {
 
 void client_info_line(struct client *c, struct rbuf *out, long long now_ms) {
     char line[1024];
+    unsigned long long subs[PS_KINDS];
+    client_pubsub_counts(c, subs);
     int n = snprintf(line, sizeof line,
-        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 psub=0 ssub=0 "
+        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%llu psub=%llu ssub=%llu "
         "multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 oll=0 omem=%zu "
         "tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
-        (now_ms - c->ctime_ms) / 1000, (now_ms - c->last_ms) / 1000, c->db,
-        c->in.len - c->in_off, c->in.cap - c->in.len, c->in.cap, client_output_size(c),
+        (now_ms - c->ctime_ms) / 1000, (now_ms - c->last_ms) / 1000, (c->flags & CF_PUBSUB) ? "P" : "N", c->db,
+        subs[PS_CHANNEL], subs[PS_PATTERN], subs[PS_SHARD], c->in.len - c->in_off, c->in.cap - c->in.len, c->in.cap, client_output_size(c),
         sizeof *c + c->in.cap + c->out.cap + c->sending.cap, c->last_cmd, c->resp,
         c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
     rbuf_append(out, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);

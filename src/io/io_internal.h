@@ -31,4 +31,19 @@ void client_start_tx(struct client *c, const struct command *cmd, uint64_t mask,
 enum exec_result client_multi_command(struct client *c, const struct route *rt, int argc,
                                       struct slice *argv, bool drop);
 
+/* pubsub.c: (P|S)(UN)SUBSCRIBE, subscribed clients, delivery */
+enum exec_result client_pubsub_command(struct client *c, const struct route *rt, int argc,
+                                       struct slice *argv, bool drop);
+/* In RESP2 a subscribed client may run only a few commands: the refusal. */
+bool client_pubsub_refuses(const struct client *c, const struct command *cmd);
+void client_pubsub_refusal(struct client *c, const struct command *cmd);
+/* Leave every subscription without confirming (RESET, disconnect). */
+void client_pubsub_reset(struct client *c);
+void client_pubsub_counts(const struct client *c, unsigned long long counts[PS_KINDS]);
+/* A published message for this thread's subscribers. */
+void pubsub_deliver(struct worker *w, enum ps_kind k, struct slice channel, struct slice msg);
+/* The local shard is free: apply directory changes made while it was held. */
+void pubsub_shard_free(struct worker *w);
+void pubsub_worker_free(struct worker *w);
+
 #endif

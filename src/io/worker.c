@@ -19,6 +19,7 @@
  * delivered it.
  */
 #include "ringkv/server.h"
+#include "ringkv/pubsub.h"
 #include "ringkv/config.h"
 #include "ringkv/util.h"
 
@@ -311,9 +312,14 @@ int server_start(void) {
     db_ready_hook = block_notify;
     db_waiter_alive_hook = block_record_alive;
     db_watch_hook = watch_notify;
-    rk_msg_client = (struct msg_client_ops){ client_live, client_replies_ready, client_tx_done,
-                                             clients_shard_free, client_ready, client_watch_touched };
-    rk_conn_ops = (struct conn_ops){ client_close, client_info_line, client_unblock, client_reset_transaction };
+    rk_msg_client = (struct msg_client_ops){ .live = client_live, .replies_ready = client_replies_ready,
+                                             .tx_done = client_tx_done, .shard_free = clients_shard_free,
+                                             .ready = client_ready, .watch_touched = client_watch_touched,
+                                             .deliver = pubsub_deliver };
+    pubsub_send_hook = publish_send;
+    rk_conn_ops = (struct conn_ops){ .close = client_close, .info_line = client_info_line,
+                                     .unblock = client_unblock, .reset_transaction = client_reset_transaction,
+                                     .reset_pubsub = client_pubsub_reset };
 
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
@@ -364,6 +370,7 @@ static void worker_teardown(struct worker *w) {
     free(w->clients);
     free(w->free_idx);
     xshard_teardown(w);
+    pubsub_worker_free(w);
     /* shutdown() stops listening at once; after close() alone the armed
      * accept keeps the socket listening until the kernel has finished
      * tearing the ring down, after this process has gone, and a server

@@ -39,6 +39,9 @@ static void handle_msg(struct worker *w, struct xmsg *m) {
         rk_msg_client.watch_touched(w, &m->ready);
         free(m);
         break;
+    case XM_PUBLISH:
+        publish_receive(w, m);
+        break;
     }
 }
 
@@ -74,6 +77,7 @@ void xshard_teardown(struct worker *w) {
         if (w->out_batch[t]) free_msg_list(w->out_batch[t]);
         w->free_batches[t] = w->out_batch[t] = NULL;
     }
+    publish_teardown(w);
     free_msg_list(w->overflow);
     free_msg_list(w->deferred);
     w->overflow = w->deferred = NULL;

@@ -17,4 +17,9 @@ void tx_locked(struct worker *w, struct xmsg *m);       /* XM_LOCKED: a shard we
 void tx_unlock(struct worker *w);                       /* XM_UNLOCK: our shard is free */
 void tx_defer_batch(struct worker *w, struct xmsg *m);
 
+/* publish.c */
+void publish_flush(struct worker *w);                    /* push this iteration's XM_PUBLISH */
+void publish_receive(struct worker *w, struct xmsg *m);  /* deliver and free an XM_PUBLISH */
+void publish_teardown(struct worker *w);
+
 #endif

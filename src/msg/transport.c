@@ -61,6 +61,7 @@ void xshard_flush(struct worker *w) {
         w->stats.batches_out++;
         xshard_send(w, t, m);
     }
+    publish_flush(w);
     if (w->overflow) retry_overflow(w);
     if (!w->wake_mask) return;
     w->last_peer_ms = w->now_ms;

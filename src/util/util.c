@@ -262,16 +262,20 @@ static inline int lower(int c) { return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A')
 /* Returns true on match. *give_up is set once the rest of the pattern has
  * been tried at every later position of the string and failed: then no
  * earlier '*' can help by swallowing more, which bounds the work to
- * O(pattern * string) instead of exponential. */
+ * O(pattern * string) instead of exponential. Each '*' recurses once, so
+ * patterns nesting more than MATCH_MAX_NESTING stars match nothing rather
+ * than overflow the stack (as later Redis versions do). */
+#define MATCH_MAX_NESTING 1000
 static bool match_impl(const char *pat, size_t plen, const char *str, size_t slen,
-                       bool nocase, bool *give_up) {
+                       bool nocase, bool *give_up, int nesting) {
+    if (nesting > MATCH_MAX_NESTING) return false;
     while (plen && slen) {
         switch (pat[0]) {
         case '*':
             while (plen > 1 && pat[1] == '*') { pat++; plen--; }
             if (plen == 1) return true;
             while (slen) {
-                if (match_impl(pat + 1, plen - 1, str, slen, nocase, give_up)) return true;
+                if (match_impl(pat + 1, plen - 1, str, slen, nocase, give_up, nesting + 1)) return true;
                 if (*give_up) return false;
                 str++;
                 slen--;
@@ -342,7 +346,7 @@ static bool match_impl(const char *pat, size_t plen, const char *str, size_t sle
 
 bool string_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase) {
     bool give_up = false;
-    return match_impl(pat, plen, str, slen, nocase, &give_up);
+    return match_impl(pat, plen, str, slen, nocase, &give_up, 0);
 }
 
 /* ------------------------------------------------------------------------ */
