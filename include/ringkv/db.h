@@ -56,6 +56,7 @@ struct shard {
     unsigned expire_db;           /* next db for the active cycle */
     struct hashmap *waiters;      /* "db:key" -> block_record[] of clients blocked on it */
     struct hashmap *watched;      /* "db:key" -> block_record[] of clients watching it (watch.h) */
+    struct ps_dir *psdir;         /* pub/sub subscribers per thread (pubsub_dir.h), NULL until used */
 };
 
 /*

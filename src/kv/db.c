@@ -30,6 +30,7 @@
 #include "ringkv/db.h"
 #include "ringkv/arena.h"
 #include "ringkv/hashmap.h"
+#include "ringkv/pubsub_dir.h"
 #include "ringkv/command.h"
 #include "ringkv/util.h"
 
@@ -93,6 +94,8 @@ void shard_destroy(struct shard *s) {
     arena_destroy(&s->arena);
     if (s->waiters) hashmap_free(s->waiters);
     s->waiters = NULL;
+    ps_dir_free(s->psdir);
+    s->psdir = NULL;
 }
 
 void db_empty(struct kv_db *db) {
