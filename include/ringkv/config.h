@@ -43,6 +43,7 @@ struct rk_config {
     /* client-output-buffer-limit: {hard bytes, soft bytes, soft seconds}
      * per class (normal, replica, pubsub); 0 = no limit */
     long long client_obuf_limit[3][3];
+    long long notify_keyspace_events;   /* NOTIFY_* classes (notify.h) */
     /* keyspace */
     long long databases;
     long long hz;                   /* always 1..500 (Redis clamps what is set) */

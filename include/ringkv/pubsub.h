@@ -21,6 +21,9 @@ extern void (*pubsub_send_hook)(struct worker *w, unsigned thread, enum ps_kind 
 /* Publish msg on channel (PS_CHANNEL, or PS_SHARD run on the channel's
  * shard); returns the number of clients it reaches. */
 uint64_t pubsub_publish(struct cmd_ctx *c, enum ps_kind k, struct slice channel, struct slice msg);
+/* The same from thread w with the directory dir (w's own shard's for channels). */
+uint64_t pubsub_publish_dir(struct worker *w, const struct ps_dir *dir, enum ps_kind k, struct slice channel,
+                            struct slice msg);
 
 /* The hidden command that applies a directory change on another shard:
  * "pubsub-dir <kind> <thread> <delta> <name>". The connection layer

@@ -30,13 +30,18 @@ static struct ps_dir *dir_for(struct cmd_ctx *c, enum ps_kind k, struct slice ch
     return c->shard->psdir;
 }
 
-uint64_t pubsub_publish(struct cmd_ctx *c, enum ps_kind k, struct slice channel, struct slice msg) {
+uint64_t pubsub_publish_dir(struct worker *w, const struct ps_dir *dir, enum ps_kind k, struct slice channel,
+                            struct slice msg) {
     uint64_t threads;
-    uint64_t n = ps_dir_receivers(dir_for(c, k, channel), k, channel, &threads);
+    uint64_t n = ps_dir_receivers(dir, k, channel, &threads);
     if (pubsub_send_hook)
         for (; threads; threads &= threads - 1)
-            pubsub_send_hook(c->worker, (unsigned)__builtin_ctzll(threads), k, channel, msg);
+            pubsub_send_hook(w, (unsigned)__builtin_ctzll(threads), k, channel, msg);
     return n;
+}
+
+uint64_t pubsub_publish(struct cmd_ctx *c, enum ps_kind k, struct slice channel, struct slice msg) {
+    return pubsub_publish_dir(c->worker, dir_for(c, k, channel), k, channel, msg);
 }
 
 void cmd_publish(struct cmd_ctx *c) {

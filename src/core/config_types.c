@@ -449,7 +449,7 @@ static const struct { char c; int flag; } nk_chars[] = {
     {'z', NK_ZSET}, {'x', NK_EXPIRED}, {'e', NK_EVICTED}, {'t', NK_STREAM}, {'d', NK_MODULE},
     {'n', NK_NEW}, {'K', NK_KEYSPACE}, {'E', NK_KEYEVENT}, {'m', NK_KEY_MISS}, {'A', NK_ALL},
 };
-static int notify_flags;
+/* stored in rk_config.notify_keyspace_events (notify.h has the same bits) */
 
 static bool notify_parse(const struct param *p, char **argv, int argc, struct pvalue *v, const char **err) {
     (void)p;
@@ -471,14 +471,14 @@ static bool notify_parse(const struct param *p, char **argv, int argc, struct pv
 
 static void notify_store(const struct param *p, const struct pvalue *v) {
     (void)p;
-    notify_flags = (int)v->n;
+    __atomic_store_n(&rk_config.notify_keyspace_events, v->n, __ATOMIC_RELAXED);
 }
 
 /* Redis's order: A (which then hides n), or the types one by one; then K E m. */
 static void notify_format(const struct param *p, struct rbuf *out) {
     (void)p;
     static const char types[] = "g$lshzxetdn", others[] = "KEm";
-    int f = notify_flags;
+    int f = (int)rk_config.notify_keyspace_events;
     out_str(out, "");
     if ((f & NK_ALL) == NK_ALL) out_str(out, "A");
     for (size_t i = 0; i < RK_ARRAY_LEN(nk_chars); i++) {
