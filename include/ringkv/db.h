@@ -128,8 +128,9 @@ struct kv_db *db_for_key(struct cmd_ctx *c, int dbi, struct slice key);
 /* Keyspace-wide helpers for commands that run over all shards. */
 size_t db_size_all(struct cmd_ctx *c, int dbi);
 /* Delete an expired entry met while walking a shard's database directly
- * (RANDOMKEY): counts it in the shard's expired_keys like lazy expiry. */
-void db_expire_found(struct shard *s, struct kv_db *db, struct kv_entry *e);
+ * (RANDOMKEY; db is database c->db of s): counts it in the shard's
+ * expired_keys and tells its watchers, like lazy expiry. */
+void db_expire_found(struct cmd_ctx *c, struct shard *s, struct kv_db *db, struct kv_entry *e);
 
 /* Active expiry: sample keys with a TTL in the shard for at most budget_us. */
 void shard_active_expire(struct shard *s, long long now_ms, uint64_t budget_us);

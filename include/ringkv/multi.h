@@ -12,6 +12,7 @@
 #define RINGKV_MULTI_H
 
 #include "ringkv/command.h"
+#include "ringkv/db.h"
 
 struct queued_cmd {
     const struct command *cmd;
@@ -25,6 +26,10 @@ struct multi_queue {
     uint64_t mask;               /* shards the queued commands touch */
     bool keyspace;               /* some command touches the keyspace */
     bool aborted;                /* a command was refused while queueing: EXECABORT */
+    /* set by EXEC: the client's watched keys (as client.watched_keys) and
+     * its identity, to fail on a key that expired since it was watched */
+    struct rbuf watched;
+    struct block_record watcher;
 };
 
 void multi_queue_add(struct multi_queue *q, const struct command *cmd, int argc,
@@ -32,8 +37,9 @@ void multi_queue_add(struct multi_queue *q, const struct command *cmd, int argc,
 void multi_queue_free(struct multi_queue *q);
 
 /* EXEC's body, under ctx (its client, db and protocol; every shard the queue
- * touches held): a null array when a watched key was touched (dirty), else
- * each command's reply in one array. Blocking commands do not block. */
+ * touches held): a null array when a watched key was touched (dirty) or
+ * has expired since it was watched, else each command's reply in one
+ * array. Blocking commands do not block. */
 void exec_queued(struct cmd_ctx *ctx, const struct multi_queue *q, bool dirty);
 
 #endif

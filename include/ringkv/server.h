@@ -104,6 +104,7 @@ struct client {
     uint32_t watch_seq;            /* watch epoch: records of older epochs are stale */
     uint64_t watch_mask;           /* shards of the watched keys */
     bool watch_dirty;              /* a watched key was touched: EXEC fails */
+    struct rbuf watched_keys;      /* [db:u16][len:u32][key]...: EXEC checks them for expiry */
     /* pub/sub (io/pubsub.c): channels + patterns + shard channels this
      * client is subscribed to; > 0 is Redis's "pub/sub mode" */
     uint32_t nsubs;

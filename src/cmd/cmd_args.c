@@ -3,6 +3,7 @@
  * value or writes Redis's error for it and returns false, so a handler reads
  *     if (!arg_ll_or_reply(c, c->argv[2], &n)) return;
  */
+#include "ringkv/watch.h"
 #include "ringkv/command.h"
 #include "ringkv/util.h"
 #include "ringkv/db.h"
@@ -53,10 +54,11 @@ bool obj_write(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_ent
 }
 
 void obj_commit(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_entry **slot, void *obj,
-                size_t len) {
+                size_t len, bool changed) {
     if (slot) {
         *slot = entry_store_obj(*slot, obj);   /* first: the entry must not keep a stale pointer */
         if (!len) db_delete(c, key);
+        else if (changed) db_changed(c, key, false);
     } else if (len) {
         db_insert(c, entry_new_obj(key, type, obj, NO_EXPIRE));
     } else {

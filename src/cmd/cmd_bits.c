@@ -26,6 +26,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "ringkv/watch.h"
 #include "ringkv/command_def.h"
 #include "ringkv/config.h"
 #include "ringkv/db.h"
@@ -127,13 +128,15 @@ static struct kv_entry *new_string_of_len(struct slice key, size_t len) {
 /*
  * Redis's lookupStringForBitCommand(): the string at key, created if absent,
  * padded with zero bytes so that bit maxbit exists, for editing in place.
- * NULL after WRONGTYPE, or when the string would outgrow an entry.
+ * NULL after WRONGTYPE, or when the string would outgrow an entry. *grew:
+ * it was created or lengthened (a change whatever the bits written).
  */
-static struct kv_entry *string_for_bits(struct cmd_ctx *c, struct slice key, uint64_t maxbit) {
+static struct kv_entry *string_for_bits(struct cmd_ctx *c, struct slice key, uint64_t maxbit, bool *grew) {
     uint64_t need = (maxbit >> 3) + 1;
     bool wrong;
     struct kv_entry **slot = lookup_typed_or_reply(c, key, OBJ_STRING, LOOKUP_NONE, &wrong);
 
+    *grew = false;
     if (wrong)
         return NULL;
     if (need > UINT32_MAX) {   /* only with proto-max-bulk-len above 4 GB */
@@ -144,6 +147,7 @@ static struct kv_entry *string_for_bits(struct cmd_ctx *c, struct slice key, uin
         struct kv_entry *e = new_string_of_len(key, need);
         memset(entry_val(e), 0, need);
         db_insert(c, e);
+        *grew = true;
         /* Found again: joining a table may move an entry to its shard's arena. */
         return db_lookup(c, key, LOOKUP_NONE);
     }
@@ -151,6 +155,7 @@ static struct kv_entry *string_for_bits(struct cmd_ctx *c, struct slice key, uin
     if (len < need) {
         *slot = entry_resize_string(*slot, need);
         memset(entry_val(*slot) + len, 0, need - len);
+        *grew = true;
     }
     (*slot)->meta |= ENTRY_RAW;   /* edited in place, as Redis leaves it raw */
     return *slot;
@@ -233,13 +238,16 @@ static void cmd_setbit(struct cmd_ctx *c) {
         reply_error(&c->r, ERR_BIT_VALUE);
         return;
     }
-    struct kv_entry *e = string_for_bits(c, c->argv[1], offset);
+    bool grew;
+    struct kv_entry *e = string_for_bits(c, c->argv[1], offset, &grew);
     if (!e)
         return;
     unsigned char *byte = (unsigned char *)entry_val(e) + (offset >> 3);
     unsigned shift = 7 - (unsigned)(offset & 7);
     int old = (*byte >> shift) & 1;
     *byte = (unsigned char)((*byte & ~(1u << shift)) | ((unsigned)on << shift));
+    /* as Redis: a change only if the string grew or the bit flipped */
+    if (grew || old != on) db_changed(c, c->argv[1], false);
     reply_int(&c->r, old);
 }
 
@@ -608,7 +616,8 @@ static uint64_t unsigned_add(uint64_t old, int64_t incr, unsigned bits, enum bf_
 
 /* One SET or INCRBY on the string's bytes: replies the old value (SET) or
  * the new one (INCRBY), or a null when it overflows under FAIL. */
-static void bf_write(struct cmd_ctx *c, struct kv_entry *e, const struct bf_op *op) {
+/* Whether the field's bits changed. */
+static bool bf_write(struct cmd_ctx *c, struct kv_entry *e, const struct bf_op *op) {
     unsigned char *p = (unsigned char *)entry_val(e);
     uint64_t raw = field_get(p, entry_val_len(e), op->offset, op->bits);
     uint64_t result;
@@ -629,10 +638,12 @@ static void bf_write(struct cmd_ctx *c, struct kv_entry *e, const struct bf_op *
     }
     if (over && op->overflow == BF_FAIL) {
         reply_null(&c->r);
-        return;
+        return false;
     }
     field_set(p, op->offset, op->bits, result);
     reply_int(&c->r, reply);
+    uint64_t mask = op->bits >= 64 ? ~0ull : (1ull << op->bits) - 1;
+    return (result & mask) != (raw & mask);
 }
 
 static void bf_get(struct cmd_ctx *c, struct slice v, const struct bf_op *op) {
@@ -646,7 +657,7 @@ static void bitfield_generic(struct cmd_ctx *c, bool readonly_cmd) {
     struct bf_op *ops = rk_malloc(sizeof *ops * (size_t)((c->argc - 2) / 3 + 1));
     struct kv_entry *e = NULL;
     uint64_t maxbit;
-    bool writes, wrong;
+    bool writes, wrong, changed = false;
     int n;
 
     if (!bf_parse(c, ops, &n, &writes, &maxbit))
@@ -659,7 +670,7 @@ static void bitfield_generic(struct cmd_ctx *c, bool readonly_cmd) {
     } else if (readonly_cmd) {
         reply_error(&c->r, ERR_BITFIELD_RO);
         goto done;
-    } else if (!(e = string_for_bits(c, c->argv[1], maxbit))) {
+    } else if (!(e = string_for_bits(c, c->argv[1], maxbit, &changed))) {
         goto done;
     }
     reply_array(&c->r, (size_t)n);
@@ -667,8 +678,9 @@ static void bitfield_generic(struct cmd_ctx *c, bool readonly_cmd) {
         if (ops[i].opcode == BF_GET)
             bf_get(c, e ? entry_val_slice(e) : (struct slice){ NULL, 0 }, &ops[i]);
         else
-            bf_write(c, e, &ops[i]);
+            changed |= bf_write(c, e, &ops[i]);
     }
+    if (changed) db_changed(c, c->argv[1], false);
 done:
     free(ops);
 }

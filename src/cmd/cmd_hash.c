@@ -60,8 +60,9 @@ static bool hash_write(struct cmd_ctx *c, struct slice key, struct kv_entry ***s
 /* Store the possibly-moved object back (h is then the entry's: do not use
  * it); create or delete the key as needed. Also the way out of a write that
  * changed nothing, which folds a small hash back into its entry. */
-static void hash_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct hash_obj *h) {
-    obj_commit(c, key, OBJ_HASH, slot, h, hash_len(h));
+static void hash_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct hash_obj *h,
+                        bool changed) {
+    obj_commit(c, key, OBJ_HASH, slot, h, hash_len(h), changed);
 }
 
 
@@ -83,7 +84,7 @@ static void hset_generic(struct cmd_ctx *c, bool hmset) {
     long long created = 0;
     for (int j = 2; j < c->argc; j += 2)
         created += hash_set(&h, c->argv[j], c->argv[j + 1]);
-    hash_commit(c, c->argv[1], slot, h);
+    hash_commit(c, c->argv[1], slot, h, true);
     if (hmset)
         reply_ok(&c->r);
     else
@@ -100,13 +101,13 @@ static void cmd_hsetnx(struct cmd_ctx *c) {
     if (!hash_write(c, c->argv[1], &slot, &h))
         return;
     if (hash_exists(h, c->argv[2])) {
-        hash_commit(c, c->argv[1], slot, h);   /* unchanged */
+        hash_commit(c, c->argv[1], slot, h, false);   /* unchanged */
         reply_int(&c->r, 0);
         return;
     }
     hash_try_conversion(&h, &c->argv[2], 2);
     hash_set(&h, c->argv[2], c->argv[3]);
-    hash_commit(c, c->argv[1], slot, h);
+    hash_commit(c, c->argv[1], slot, h, true);
     reply_int(&c->r, 1);
 }
 
@@ -157,7 +158,7 @@ static void cmd_hdel(struct cmd_ctx *c) {
         if (hash_len(h) == 0)
             break;
     }
-    hash_commit(c, c->argv[1], slot, h);
+    hash_commit(c, c->argv[1], slot, h, deleted > 0);
     reply_int(&c->r, deleted);
 }
 
@@ -226,20 +227,20 @@ static void cmd_hincrby(struct cmd_ctx *c) {
     if (!arg_ll_or_reply(c, c->argv[3], &incr) || !hash_write(c, c->argv[1], &slot, &h))
         return;
     if (hash_get(h, c->argv[2], &cur, buf) && !str_to_ll(cur.ptr, cur.len, &value)) {
-        hash_commit(c, c->argv[1], slot, h);   /* unchanged */
+        hash_commit(c, c->argv[1], slot, h, false);   /* unchanged */
         reply_error(&c->r, "ERR hash value is not an integer");
         return;
     }
     if ((incr < 0 && value < 0 && incr < LLONG_MIN - value) ||
         (incr > 0 && value > 0 && incr > LLONG_MAX - value)) {
-        hash_commit(c, c->argv[1], slot, h);   /* unchanged (or new and empty: freed) */
+        hash_commit(c, c->argv[1], slot, h, false);   /* unchanged (or new and empty: freed) */
         reply_error(&c->r, ERR_OVERFLOW);
         return;
     }
     value += incr;
     int n = ll_to_str(out, sizeof out, value);
     hash_set(&h, c->argv[2], (struct slice){ out, (size_t)n });
-    hash_commit(c, c->argv[1], slot, h);
+    hash_commit(c, c->argv[1], slot, h, true);
     reply_int(&c->r, value);
 }
 
@@ -262,19 +263,19 @@ static void cmd_hincrbyfloat(struct cmd_ctx *c) {
     if (!hash_write(c, c->argv[1], &slot, &h))
         return;
     if (hash_get(h, c->argv[2], &cur, buf) && !str_to_ld(cur.ptr, cur.len, &value)) {
-        hash_commit(c, c->argv[1], slot, h);   /* unchanged */
+        hash_commit(c, c->argv[1], slot, h, false);   /* unchanged */
         reply_error(&c->r, "ERR hash value is not a float");
         return;
     }
     value += incr;
     if (isnan(value) || isinf(value)) {
-        hash_commit(c, c->argv[1], slot, h);   /* unchanged (or new and empty: freed) */
+        hash_commit(c, c->argv[1], slot, h, false);   /* unchanged (or new and empty: freed) */
         reply_error(&c->r, "ERR increment would produce NaN or Infinity");
         return;
     }
     struct slice s = { out, (size_t)ld_to_str_human(out, sizeof out, value) };
     hash_set(&h, c->argv[2], s);
-    hash_commit(c, c->argv[1], slot, h);
+    hash_commit(c, c->argv[1], slot, h, true);
     reply_bulk_slice(&c->r, s);
 }
 

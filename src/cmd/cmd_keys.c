@@ -24,6 +24,7 @@
 #include <stdlib.h>
 
 #include "ringkv/command.h"
+#include "ringkv/watch.h"
 #include "ringkv/config.h"
 #include "ringkv/db.h"
 #include "ringkv/scan_cursor.h"
@@ -225,7 +226,7 @@ void cmd_randomkey(struct cmd_ctx *c) {
             reply_bulk_slice(&c->r, entry_key_slice(e));
             return;
         }
-        db_expire_found(c->shards[shard], &c->shards[shard]->dbs[c->db], e);
+        db_expire_found(c, c->shards[shard], &c->shards[shard]->dbs[c->db], e);
     }
     reply_null(&c->r);
 }
@@ -246,17 +247,24 @@ static bool flush_args_ok(struct cmd_ctx *c) {
 void cmd_flushdb(struct cmd_ctx *c) {
     if (!flush_args_ok(c))
         return;
-    for (unsigned i = 0; i < c->nshards; i++)
+    db_touch_watched_flush(c, c->db);   /* while the keys are still there */
+    for (unsigned i = 0; i < c->nshards; i++) {
+        c->dirty += (long long)table_size(&c->shards[i]->dbs[c->db].table);
         db_empty(&c->shards[i]->dbs[c->db]);
+    }
     reply_ok(&c->r);
 }
 
 void cmd_flushall(struct cmd_ctx *c) {
     if (!flush_args_ok(c))
         return;
+    db_touch_watched_flush(c, -1);   /* while the keys are still there */
+    c->dirty++;   /* a change even when empty, as Redis counts FLUSHALL */
     for (unsigned i = 0; i < c->nshards; i++)
-        for (unsigned d = 0; d < c->shards[i]->ndb; d++)
+        for (unsigned d = 0; d < c->shards[i]->ndb; d++) {
+            c->dirty += (long long)table_size(&c->shards[i]->dbs[d].table);
             db_empty(&c->shards[i]->dbs[d]);
+        }
     reply_ok(&c->r);
 }
 
@@ -270,6 +278,8 @@ void cmd_swapdb(struct cmd_ctx *c) {
         reply_error(&c->r, ERR_DB_INDEX);
         return;
     }
+    db_touch_watched_swap(c, a, b);   /* against the databases as they were */
+    c->dirty++;
     for (unsigned i = 0; i < c->nshards; i++) {
         struct shard *s = c->shards[i];
         struct kv_db tmp = s->dbs[a];

@@ -52,14 +52,16 @@ static bool list_write(struct cmd_ctx *c, struct slice key, struct kv_entry ***s
     return obj_write(c, key, OBJ_LIST, slot, (void **)out);
 }
 
-static void list_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct list_obj *l) {
-    obj_commit(c, key, OBJ_LIST, slot, l, list_len(l));
+static void list_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct list_obj *l,
+                        bool changed) {
+    obj_commit(c, key, OBJ_LIST, slot, l, list_len(l), changed);
 }
 
 /* After elements were removed: convert if small enough, store or delete. */
-static void commit_removal(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct list_obj *l) {
+static void commit_removal(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct list_obj *l,
+                           bool changed) {
     list_shrank(&l);
-    list_commit(c, key, slot, l);
+    list_commit(c, key, slot, l, changed);
 }
 
 /* An empty string read from a listpack may have a NULL pointer, which must
@@ -123,7 +125,7 @@ static void push_generic(struct cmd_ctx *c, bool tail, bool xx) {
     for (int j = 2; j < c->argc; j++) list_push(&l, c->argv[j], tail);
     list_grew(&l);
     size_t len = list_len(l);
-    list_commit(c, c->argv[1], slot, l);
+    list_commit(c, c->argv[1], slot, l, true);
     reply_int(&c->r, (long long)len);
     db_signal_ready(c, c->argv[1]);
 }
@@ -154,7 +156,7 @@ static void pop_generic(struct cmd_ctx *c, bool tail) {
     if (hascount && !count) reply_array(&c->r, 0);
     else if (hascount) pop_range_reply(c, &l, tail, count);
     else pop_one_reply(c, &l, tail);
-    commit_removal(c, c->argv[1], slot, l);
+    commit_removal(c, c->argv[1], slot, l, !hascount || count);
 }
 
 static void cmd_lpop(struct cmd_ctx *c) { pop_generic(c, false); }
@@ -295,6 +297,7 @@ static void cmd_lset(struct cmd_ctx *c) {
     long long index;
     struct kv_entry **slot;
     struct list_obj *l;
+    bool changed = false;
     if (!list_write(c, c->argv[1], &slot, &l)) return;
     if (!l) {
         reply_error(&c->r, ERR_NO_SUCH_KEY);
@@ -302,6 +305,7 @@ static void cmd_lset(struct cmd_ctx *c) {
     }
     if (arg_ll_or_reply(c, c->argv[2], &index)) {
         if (list_replace(&l, index, c->argv[3])) {
+            changed = true;
             list_grew(&l);
             list_shrank(&l);
             reply_ok(&c->r);
@@ -309,7 +313,7 @@ static void cmd_lset(struct cmd_ctx *c) {
             reply_error(&c->r, ERR_INDEX_RANGE);
         }
     }
-    list_commit(c, c->argv[1], slot, l);
+    list_commit(c, c->argv[1], slot, l, changed);
 }
 
 static void cmd_lrem(struct cmd_ctx *c) {
@@ -323,7 +327,7 @@ static void cmd_lrem(struct cmd_ctx *c) {
         return;
     }
     size_t removed = list_remove(&l, c->argv[3], count);
-    commit_removal(c, c->argv[1], slot, l);
+    commit_removal(c, c->argv[1], slot, l, removed > 0);
     reply_int(&c->r, (long long)removed);
 }
 
@@ -351,7 +355,7 @@ static void cmd_ltrim(struct cmd_ctx *c) {
     }
     list_del_range(&l, 0, (size_t)ltrim);
     list_del_range(&l, -rtrim, (size_t)rtrim);
-    commit_removal(c, c->argv[1], slot, l);
+    commit_removal(c, c->argv[1], slot, l, true);   /* Redis signals every LTRIM of a list */
     reply_ok(&c->r);
 }
 
@@ -375,7 +379,7 @@ static void cmd_linsert(struct cmd_ctx *c) {
         list_grew(&l);
         reply = (long long)list_len(l);
     }
-    list_commit(c, c->argv[1], slot, l);
+    list_commit(c, c->argv[1], slot, l, reply != -1);
     reply_int(&c->r, reply);
 }
 
@@ -400,7 +404,7 @@ static void list_rotate(struct cmd_ctx *c, struct slice key, bool from_tail, boo
     list_push(&l, val, to_tail);
     list_grew(&l);      /* Redis 7.2's order: the push's conversion, */
     list_shrank(&l);    /* then the pop's */
-    list_commit(c, key, slot, l);
+    list_commit(c, key, slot, l, true);
     reply_bulk_slice(&c->r, val);
     rbuf_free(&buf);
 }
@@ -431,12 +435,12 @@ static void lmove_generic(struct cmd_ctx *c, bool from_tail, bool to_tail) {
     list_write(c, skey, &slot, &src);
     list_pop(&src, from_tail, &v, &buf);
     struct slice val = nonnull(lp_value_str(&v, num));
-    commit_removal(c, skey, slot, src);
+    commit_removal(c, skey, slot, src, true);
     list_write(c, dkey, &slot, &dst);
     if (!dst) dst = list_new();
     list_push(&dst, val, to_tail);
     list_grew(&dst);
-    list_commit(c, dkey, slot, dst);
+    list_commit(c, dkey, slot, dst, true);
     reply_bulk_slice(&c->r, val);
     rbuf_free(&buf);
     db_signal_ready(c, dkey);
@@ -484,7 +488,7 @@ static bool lmpop_at(struct cmd_ctx *c, int at, int *nkeys) {
         reply_array(&c->r, 2);
         reply_bulk_slice(&c->r, c->argv[j]);
         pop_range_reply(c, &l, tail, count);
-        commit_removal(c, c->argv[j], slot, l);
+        commit_removal(c, c->argv[j], slot, l, true);
         return true;
     }
     *nkeys = (int)numkeys;
@@ -514,7 +518,7 @@ static void bpop_generic(struct cmd_ctx *c, bool tail) {
         reply_array(&c->r, 2);
         reply_bulk_slice(&c->r, c->argv[j]);
         pop_one_reply(c, &l, tail);
-        commit_removal(c, c->argv[j], slot, l);
+        commit_removal(c, c->argv[j], slot, l, true);
         return;
     }
     ctx_block_or_timeout(c, 1, c->argc - 1, timeout);

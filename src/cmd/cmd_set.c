@@ -46,8 +46,9 @@ static bool get_set_slot(struct cmd_ctx *c, struct slice key, struct kv_entry **
     return obj_write(c, key, OBJ_SET, slot, (void **)out);
 }
 
-static void set_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct set_obj *s) {
-    obj_commit(c, key, OBJ_SET, slot, s, set_obj_count(s));
+static void set_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct set_obj *s,
+                       bool changed) {
+    obj_commit(c, key, OBJ_SET, slot, s, set_obj_count(s), changed);
 }
 
 static void reply_members_body(struct cmd_ctx *c, const struct set_obj *s) {
@@ -78,7 +79,7 @@ static void cmd_sadd(struct cmd_ctx *c) {
     else set_obj_maybe_convert(&s, n);
     long long added = 0;
     for (int j = 2; j < c->argc; j++) added += set_obj_add(&s, c->argv[j]);
-    set_commit(c, c->argv[1], slot, s);
+    set_commit(c, c->argv[1], slot, s, added > 0);
     reply_int(&c->r, added);
 }
 
@@ -92,7 +93,7 @@ static void cmd_srem(struct cmd_ctx *c) {
             removed += set_obj_remove(&s, c->argv[j]);
             if (set_obj_count(s) == 0) break;
         }
-        set_commit(c, c->argv[1], slot, s);
+        set_commit(c, c->argv[1], slot, s, removed > 0);
     }
     reply_int(&c->r, removed);
 }
@@ -133,7 +134,7 @@ static void spop_count(struct cmd_ctx *c) {
     if (!arg_min_or_reply(c, c->argv[2], 0, &count, ERR_POSITIVE)) return;
     if (!get_set_slot(c, c->argv[1], &slot, &s)) return;
     if (!s || count == 0) {
-        if (s) set_commit(c, c->argv[1], slot, s);   /* unchanged */
+        if (s) set_commit(c, c->argv[1], slot, s, false);
         reply_empty_set(c);
         return;
     }
@@ -151,7 +152,7 @@ static void spop_count(struct cmd_ctx *c) {
         /* Few to pop: pop them one by one. */
         for (long long i = 0; i < count; i++)
             reply_bulk_slice(&c->r, set_obj_pop(&s, rk_random(), &buf));
-        set_commit(c, c->argv[1], slot, s);
+        set_commit(c, c->argv[1], slot, s, true);
     } else {
         /* Most go: move the few that stay into a new set, reply what is
          * left in the old one, and keep the new one. */
@@ -163,7 +164,7 @@ static void spop_count(struct cmd_ctx *c) {
         }
         reply_members_body(c, s);
         set_obj_free(s);
-        set_commit(c, c->argv[1], slot, keep);
+        set_commit(c, c->argv[1], slot, keep, true);
     }
     rbuf_free(&buf);
 }
@@ -187,7 +188,7 @@ static void cmd_spop(struct cmd_ctx *c) {
     struct rbuf buf = { 0 };
     reply_bulk_slice(&c->r, set_obj_pop(&s, rk_random(), &buf));
     rbuf_free(&buf);
-    set_commit(c, c->argv[1], slot, s);
+    set_commit(c, c->argv[1], slot, s, true);
 }
 
 #define SRANDMEMBER_SUB_STRATEGY_MUL 3
@@ -280,7 +281,7 @@ static void cmd_smove(struct cmd_ctx *c) {
     struct set_obj *s;
     get_set_slot(c, src, &slot, &s);
     bool moved = set_obj_remove(&s, m);
-    set_commit(c, src, slot, s);
+    set_commit(c, src, slot, s, moved);
     if (!moved) {
         reply_int(&c->r, 0);
         return;
@@ -288,8 +289,9 @@ static void cmd_smove(struct cmd_ctx *c) {
     /* The table may have changed: look the destination up again. */
     get_set_slot(c, dst, &slot, &s);
     if (!s) s = set_obj_new(m, 1);
-    set_obj_add(&s, m);
-    set_commit(c, dst, slot, s);
+    /* the destination changed only if it did not hold the member yet */
+    bool added = set_obj_add(&s, m);
+    set_commit(c, dst, slot, s, added);
     reply_int(&c->r, 1);
 }
 

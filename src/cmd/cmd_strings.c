@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <math.h>
 
+#include "ringkv/watch.h"
 #include "ringkv/command.h"
 #include "ringkv/config.h"
 #include "ringkv/db.h"
@@ -89,6 +90,7 @@ static void put_string(struct cmd_ctx *c, struct kv_entry **slot, struct slice k
         *slot = entry_set_string(*slot, val);
         if (!keepttl)
             db_set_expire(c, slot, when);
+        db_changed(c, key, false);
     }
 }
 
@@ -345,6 +347,7 @@ void cmd_append(struct cmd_ctx *c) {
     *slot = entry_resize_string(*slot, len + add.len);
     if (add.len)
         memcpy(entry_val(*slot) + len, add.ptr, add.len);
+    db_changed(c, key, false);   /* also an empty APPEND, as Redis signals it */
     reply_int(&c->r, (long long)(len + add.len));
 }
 
@@ -381,6 +384,7 @@ void cmd_setrange(struct cmd_ctx *c) {
     if ((size_t)offset > olen)
         memset(entry_val(e) + olen, 0, (size_t)offset - olen);
     memcpy(entry_val(e) + offset, val.ptr, val.len);
+    if (slot) db_changed(c, key, false);
     reply_int(&c->r, (long long)nlen);
 }
 

@@ -60,10 +60,11 @@ static bool zset_write(struct cmd_ctx *c, struct slice key, struct kv_entry ***s
  * it); create or delete the key as needed. A zset left with members may
  * serve clients blocked on the key. Also the way out of a write that changed
  * nothing, which folds a small set back into its entry. */
-static void zset_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct zset_obj *z) {
+static void zset_commit(struct cmd_ctx *c, struct slice key, struct kv_entry **slot, struct zset_obj *z,
+                        bool changed) {
     size_t len = zset_len(z);
-    obj_commit(c, key, OBJ_ZSET, slot, z, len);
-    if (len) db_signal_ready(c, key);
+    obj_commit(c, key, OBJ_ZSET, slot, z, len, changed);
+    if (len && changed) db_signal_ready(c, key);
 }
 
 static bool double_or_reply(struct cmd_ctx *c, struct slice s, double *d, const char *msg) {
@@ -149,7 +150,7 @@ static void zadd_generic(struct cmd_ctx *c, int flags) {
         double newscore;
         score = scores[j];
         if (!zset_add(&z, c->argv[scoreidx + j * 2 + 1], score, flags, &out, &newscore)) {
-            zset_commit(c, c->argv[1], slot, z);
+            zset_commit(c, c->argv[1], slot, z, added || updated);
             reply_error(&c->r, ERR_NAN_SCORE);
             goto out;
         }
@@ -158,7 +159,7 @@ static void zadd_generic(struct cmd_ctx *c, int flags) {
         if (!(out & ZADD_OUT_NOP)) processed++;
         score = newscore;
     }
-    zset_commit(c, c->argv[1], slot, z);
+    zset_commit(c, c->argv[1], slot, z, added || updated);
 reply:
     if (incr) {
         if (processed) reply_double(&c->r, score);
@@ -192,7 +193,7 @@ static void cmd_zrem(struct cmd_ctx *c) {
         if (zset_len(z) == 0)
             break;
     }
-    zset_commit(c, c->argv[1], slot, z);
+    zset_commit(c, c->argv[1], slot, z, deleted > 0);
     reply_int(&c->r, deleted);
 }
 
@@ -470,7 +471,7 @@ static void zremrange_generic(struct cmd_ctx *c, int type) {
         if (end < 0) end = llen + end;
         if (start < 0) start = 0;
         if (start > end || start >= llen) {
-            zset_commit(c, c->argv[1], slot, z);   /* unchanged */
+            zset_commit(c, c->argv[1], slot, z, false);
             reply_int(&c->r, 0);
             return;
         }
@@ -481,7 +482,7 @@ static void zremrange_generic(struct cmd_ctx *c, int type) {
     } else {
         deleted = zset_delete_range_lex(&z, &lr);
     }
-    zset_commit(c, c->argv[1], slot, z);
+    zset_commit(c, c->argv[1], slot, z, deleted > 0);
     reply_int(&c->r, (long long)deleted);
 }
 
@@ -536,7 +537,7 @@ static void zpop_generic(struct cmd_ctx *c, const struct slice *keys, int nkeys,
         reply_double(&c->r, zset_it_score_of(&it));
         zset_delete_range_rank(&z, rank, rank);
     }
-    zset_commit(c, key, slot, z);
+    zset_commit(c, key, slot, z, true);
 }
 
 static void zpopminmax(struct cmd_ctx *c, bool max) {
@@ -627,7 +628,7 @@ static void bzpopminmax(struct cmd_ctx *c, bool max) {
         reply_bulk_slice(&c->r, zset_it_member(&it));
         reply_double(&c->r, zset_it_score_of(&it));
         zset_delete_range_rank(&z, rank, rank);
-        zset_commit(c, c->argv[j], slot, z);
+        zset_commit(c, c->argv[j], slot, z, true);
         return;
     }
     ctx_block_or_timeout(c, 1, c->argc - 1, timeout);

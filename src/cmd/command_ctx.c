@@ -6,7 +6,6 @@
  */
 #include "ringkv/server.h"
 #include "ringkv/util.h"
-#include "ringkv/watch.h"
 
 #include <stdlib.h>
 
@@ -25,6 +24,7 @@ void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
     ctx->client = NULL;
     ctx->worker = w;
     ctx->now_ms = w->now_ms;
+    ctx->dirty = 0;
     ctx->parts = NULL;
     ctx->waiter = NULL;
     ctx->block = false;
@@ -34,36 +34,28 @@ void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
 }
 
 
-/* A write command touched its keys, or whole databases for FLUSHDB,
- * FLUSHALL and SWAPDB: watchers of those keys are told, and clients blocked
- * on them woken (they run their command again and wait on if it finds
- * nothing). Commands that found nothing to change touch their keys too: a
- * WATCH may fail where Redis's would not, never the other way round. */
+/* A write command changed something: clients blocked on its keys are
+ * woken (they run their command again and wait on if it finds nothing);
+ * SWAPDB wakes the waiters of both databases. WATCH is not told here but
+ * by each change as it happens (db_changed), so only keys that really
+ * changed are touched. */
 static void wrote_key(struct cmd_ctx *c, int db, struct slice key) {
-    db_touch_watched(c, db, key);
-    if (atomic_load_explicit(&rk_waiter_keys, memory_order_relaxed) == 0) return;
     int saved = c->db;
     c->db = db;
     db_signal_ready(c, key);
     c->db = saved;
 }
 
-static void wrote_db(struct cmd_ctx *c, int db) {
-    db_touch_watched_db(c, db);
-    db_signal_ready_db(c, db);
-}
-
 void ctx_wrote_slow(struct cmd_ctx *c) {
     const struct command *cmd = c->cmd;
-    if (cmd->proc == cmd_flushall) { db_touch_watched_db(c, -1); return; }
-    if (cmd->proc == cmd_flushdb) { db_touch_watched_db(c, c->db); return; }
+    if (cmd->proc == cmd_flushall || cmd->proc == cmd_flushdb) return;   /* nothing left to serve */
     if (cmd->proc == cmd_swapdb) {
         long long a, b;
         if (c->argc == 3 && str_to_ll(c->argv[1].ptr, c->argv[1].len, &a) &&
             str_to_ll(c->argv[2].ptr, c->argv[2].len, &b) && a >= 0 && b >= 0 &&
             a < (long long)c->shard->ndb && b < (long long)c->shard->ndb) {
-            wrote_db(c, (int)a);
-            wrote_db(c, (int)b);
+            db_signal_ready_db(c, (int)a);
+            db_signal_ready_db(c, (int)b);
         }
         return;
     }

@@ -155,6 +155,7 @@ static struct cmd_stat *stat_of(const struct command *cmd) {
 }
 
 void command_call(struct cmd_ctx *c) {
+    c->dirty = 0;
     struct cmd_stat *s = stat_of(c->cmd);
     if (RK_UNLIKELY(!s)) {
         c->cmd->proc(c);

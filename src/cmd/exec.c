@@ -8,6 +8,7 @@
  */
 #include "ringkv/multi.h"
 #include "ringkv/server.h"
+#include "ringkv/watch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,11 +37,13 @@ void multi_queue_free(struct multi_queue *q) {
     if (!q) return;
     for (size_t i = 0; i < q->n; i++) free(q->cmds[i].argv);
     free(q->cmds);
+    rbuf_free(&q->watched);
     free(q);
 }
 
 void exec_queued(struct cmd_ctx *ctx, const struct multi_queue *q, bool dirty) {
-    if (dirty) {
+    if (dirty || (q->watched.len &&
+                  db_watched_expired(ctx, &q->watcher, (struct slice){ q->watched.buf, q->watched.len }))) {
         reply_null_array(&ctx->r);
         return;
     }

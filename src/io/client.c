@@ -144,6 +144,7 @@ void client_free_now(struct client *c) {
         free(c->rq);
     }
     multi_queue_free(c->multi);
+    rbuf_free(&c->watched_keys);
     free(c->name);
     free(c->lib_name);
     free(c->lib_ver);

@@ -19,6 +19,7 @@
 #include "ringkv/util.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "io_internal.h"
 
@@ -40,6 +41,38 @@ void client_unwatch(struct client *c) {
     c->watch_seq++;
     c->watch_mask = 0;
     c->watch_dirty = false;
+    rbuf_free(&c->watched_keys);
+}
+
+/* Add WATCH's keys (in the current database) to the client's list, once
+ * each, as Redis's watchForKey. */
+static void remember_watched(struct client *c, int argc, const struct slice *argv) {
+    uint16_t db = (uint16_t)c->db;
+    for (int i = 1; i < argc; i++) {
+        struct slice key = argv[i];
+        bool known = false;
+        for (size_t off = 0; !known && off < c->watched_keys.len;) {
+            uint16_t d;
+            uint32_t len;
+            memcpy(&d, c->watched_keys.buf + off, sizeof d);
+            memcpy(&len, c->watched_keys.buf + off + sizeof d, sizeof len);
+            const char *p = c->watched_keys.buf + off + sizeof d + sizeof len;
+            known = d == db && len == key.len && memcmp(p, key.ptr, len) == 0;
+            off += sizeof d + sizeof len + len;
+        }
+        if (known) continue;
+        uint32_t len = (uint32_t)key.len;
+        rbuf_append(&c->watched_keys, &db, sizeof db);
+        rbuf_append(&c->watched_keys, &len, sizeof len);
+        rbuf_append(&c->watched_keys, key.ptr, key.len);
+    }
+}
+
+/* EXEC hands the watched keys to the queue, to check them for expiry
+ * where they are held. */
+static void queue_watched(struct client *c, struct multi_queue *q) {
+    q->watcher = (struct block_record){ c->w->id, c->idx, c->gen, c->watch_seq };
+    rbuf_append(&q->watched, c->watched_keys.buf, c->watched_keys.len);
 }
 
 static void discard(struct client *c) {
@@ -55,9 +88,11 @@ void client_watch_touched(struct worker *w, const struct block_record *r) {
     if (c && c->watch_seq == r->seq) c->watch_dirty = true;
 }
 
-/* A shard's write touched a key a client watches: tell it where it lives. */
+/* A shard's write touched a key a client watches: tell it where it lives.
+ * Active expiry runs on the shard's own thread outside any command
+ * (ctx->worker NULL). */
 void watch_notify(struct cmd_ctx *ctx, const struct block_record *r) {
-    struct worker *w = ctx->worker;
+    struct worker *w = ctx->worker ? ctx->worker : &srv.workers[ctx->shard->id];
     if (r->worker == w->id) {
         client_watch_touched(w, r);
         return;
@@ -80,6 +115,7 @@ static enum exec_result watch(struct client *c, const struct route *rt, int argc
             return EXEC_WAIT;
         }
         c->watch_mask |= 1ull << c->w->id;
+        remember_watched(c, argc, argv);
         client_run_local(c, rt->cmd, argc, argv, drop);
         return EXEC_DONE;
     }
@@ -88,6 +124,7 @@ static enum exec_result watch(struct client *c, const struct route *rt, int argc
         return EXEC_WAIT;
     }
     c->watch_mask |= rt->mask;
+    remember_watched(c, argc, argv);
     client_start_tx(c, rt->cmd, rt->mask, argc, argv, drop, NULL);
     return EXEC_DONE;
 }
@@ -119,6 +156,7 @@ static enum exec_result exec(struct client *c, const struct route *rt, int argc,
         struct cmd_ctx ctx;
         ctx_init(&ctx, w, rt->cmd, argc, argv, c->db, c->resp, out);
         ctx.client = c;
+        queue_watched(c, q);
         exec_queued(&ctx, q, c->watch_dirty);
         command_count_call(rt->cmd, false);
         client_reply_written(c, out, start, queued, drop);
@@ -129,6 +167,7 @@ static enum exec_result exec(struct client *c, const struct route *rt, int argc,
         c->wait = WAIT_FORWARDS;
         return EXEC_WAIT;
     }
+    queue_watched(c, q);
     c->multi = NULL;   /* the transaction owns the queue now; unwatched when it is done */
     command_count_call(rt->cmd, false);
     client_start_tx(c, rt->cmd, mask, argc, argv, drop, q);

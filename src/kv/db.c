@@ -33,6 +33,7 @@
 #include "ringkv/pubsub_dir.h"
 #include "ringkv/command.h"
 #include "ringkv/util.h"
+#include "ringkv/watch.h"
 
 /* For one shard the multiplier 2^32 wraps to 0, which gives shard 0 as it should. */
 uint32_t rk_shard_count = 1, rk_shard_fastmod = 0;
@@ -160,14 +161,26 @@ static void swap_entry(struct kv_db *db, struct kv_entry **slot, struct kv_entry
     entry_free(old);
 }
 
-static void expire_entry(struct shard *s, struct kv_db *db, struct slice key, uint64_t h) {
+/* Deleting an expired key is a change for WATCH (not for c->dirty, as in
+ * Redis): key must outlive the entry, the caller's copy. */
+static void expire_entry(struct cmd_ctx *c, struct shard *s, struct kv_db *db, struct slice key, uint64_t h) {
     entry_free(drop_entry(db, key, h));
     s->stats.expired_keys++;
+    db_touch_watched(c, c->db, key, true);
 }
 
-void db_expire_found(struct shard *s, struct kv_db *db, struct kv_entry *e) {
-    struct slice key = entry_key_slice(e);   /* read before the entry is freed */
-    expire_entry(s, db, key, table_hash(key.ptr, key.len));
+void db_expire_found(struct cmd_ctx *c, struct shard *s, struct kv_db *db, struct kv_entry *e) {
+    struct slice key = entry_key_slice(e);
+    uint64_t h = table_hash(key.ptr, key.len);
+    if (RK_LIKELY(atomic_load_explicit(&rk_watch_records, memory_order_relaxed) == 0)) {
+        entry_free(drop_entry(db, key, h));
+        s->stats.expired_keys++;
+        return;
+    }
+    struct rbuf copy = {0};   /* the key is told after the entry is freed */
+    rbuf_append(&copy, key.ptr, key.len);
+    expire_entry(c, s, db, (struct slice){ copy.buf, copy.len }, h);
+    rbuf_free(&copy);
 }
 
 /* ---------------------------------------------------------------------------
@@ -182,7 +195,7 @@ struct kv_entry **db_lookup_slot(struct cmd_ctx *c, struct slice key, unsigned f
 
     if (slot && RK_UNLIKELY(key_is_expired(*slot, c->now_ms))) {
         if (!(flags & LOOKUP_NOEXPIRE))
-            expire_entry(s, db, key, h);
+            expire_entry(c, s, db, key, h);
         slot = NULL;
     }
     if (flags & LOOKUP_READ) {
@@ -202,12 +215,14 @@ void db_insert(struct cmd_ctx *c, struct kv_entry *e) {
     e = home_entry(c, s, e);
     struct slice key = entry_key_slice(e);
     insert_entry(&s->dbs[c->db], e, key_hash(key));
+    db_changed(c, key, false);
 }
 
 void db_replace(struct cmd_ctx *c, struct kv_entry **slot, struct kv_entry *e) {
     if (*slot == e) return;
     struct shard *s = owner_shard(c, entry_key_slice(e));
     swap_entry(&s->dbs[c->db], slot, home_entry(c, s, e));
+    db_changed(c, entry_key_slice(*slot), false);
 }
 
 void db_set(struct cmd_ctx *c, struct kv_entry *e) {
@@ -220,11 +235,12 @@ void db_set(struct cmd_ctx *c, struct kv_entry *e) {
 
     if (!slot) {
         insert_entry(db, e, h);
-        return;
+    } else {
+        if (key_is_expired(*slot, c->now_ms))
+            s->stats.expired_keys++;   /* Redis expires it in the lookup before overwriting */
+        swap_entry(db, slot, e);
     }
-    if (key_is_expired(*slot, c->now_ms))
-        s->stats.expired_keys++;   /* Redis expires it in the lookup before overwriting */
-    swap_entry(db, slot, e);
+    db_changed(c, key, false);
 }
 
 bool db_delete(struct cmd_ctx *c, struct slice key) {
@@ -239,12 +255,16 @@ bool db_delete(struct cmd_ctx *c, struct slice key) {
     if (!live)
         s->stats.expired_keys++;
     entry_free(e);
+    if (live) db_changed(c, key, true);
+    else db_touch_watched(c, c->db, key, true);
     return live;
 }
 
 struct kv_entry *db_unlink(struct cmd_ctx *c, struct slice key) {
     struct shard *s = owner_shard(c, key);
-    return drop_entry(&s->dbs[c->db], key, key_hash(key));
+    struct kv_entry *e = drop_entry(&s->dbs[c->db], key, key_hash(key));
+    if (e) db_changed(c, key, true);
+    return e;
 }
 
 void db_set_expire(struct cmd_ctx *c, struct kv_entry **slot, long long when_ms) {
@@ -255,6 +275,7 @@ void db_set_expire(struct cmd_ctx *c, struct kv_entry **slot, long long when_ms)
     struct kv_db *db = &owner_shard(c, entry_key_slice(e))->dbs[c->db];
     *slot = entry_set_expire(e, when_ms);
     db->expires += (size_t)entry_has_expire(*slot) - (size_t)had;
+    db_changed(c, entry_key_slice(*slot), false);
 }
 
 /* ---------------------------------------------------------------------------
@@ -292,13 +313,13 @@ static void expire_visit(void *ud, struct kv_entry *e) {
         b->dead[b->ndead++] = e;
 }
 
-static void expire_batch_delete(struct shard *s, struct kv_db *db, struct expire_batch *b) {
+static void expire_batch_delete(struct cmd_ctx *c, struct kv_db *db, struct expire_batch *b) {
     for (size_t i = 0; i < b->ndead; i++)
-        db_expire_found(s, db, b->dead[i]);
+        db_expire_found(c, c->shard, db, b->dead[i]);
 }
 
 /* One database's share of the cycle; false when the time budget ran out. */
-static bool expire_db_cycle(struct shard *s, unsigned dbi, long long now_ms,
+static bool expire_db_cycle(struct cmd_ctx *c, struct shard *s, unsigned dbi, long long now_ms,
                             uint64_t deadline_us) {
     struct kv_db *db = &s->dbs[dbi];
     uint64_t *cursor = &s->expire_cursor[dbi];
@@ -313,7 +334,8 @@ static bool expire_db_cycle(struct shard *s, unsigned dbi, long long now_ms,
                 return true;
             b.with_ttl = b.ndead = 0;
             *cursor = table_scan(&db->table, *cursor, EXPIRE_SCAN_COUNT, expire_visit, &b);
-            expire_batch_delete(s, db, &b);
+            c->db = (int)dbi;
+            expire_batch_delete(c, db, &b);
             sampled += b.with_ttl;
             expired += b.ndead;
             if (monotonic_us() >= deadline_us)
@@ -336,9 +358,12 @@ void shard_active_expire(struct shard *s, long long now_ms, uint64_t budget_us) 
     for (unsigned i = 0; i < ndb; i++)
         table_step(&s->dbs[i].table);
 
+    /* Deleting a watched key tells its watchers: the owner's own thread,
+     * outside any command (worker NULL, see watch.h). */
+    struct cmd_ctx ctx = { .shard = s, .shards = &s, .nshards = 1, .now_ms = now_ms };
     for (unsigned n = 0; n < ndb; n++) {
         unsigned dbi = s->expire_db % ndb;
-        if (s->dbs[dbi].expires && !expire_db_cycle(s, dbi, now_ms, deadline))
+        if (s->dbs[dbi].expires && !expire_db_cycle(&ctx, s, dbi, now_ms, deadline))
             return;   /* resume this database next time */
         s->expire_db = (dbi + 1) % ndb;
     }
