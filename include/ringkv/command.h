@@ -125,6 +125,9 @@ struct cmd_ctx {
     bool timed_out;              /* in: the wait is over, reply the timeout reply */
     bool rerun;                  /* in: woken after waiting: a key of another type is just not ready */
     long long block_timeout_ms;  /* out: the wait's timeout (0 = forever) */
+    /* client-side caching (cmd_tracking.c) */
+    const struct block_record *reader;   /* in: a read-only command records its keys for this client (NULL: none) */
+    uint32_t origin_worker, origin_idx, origin_gen;   /* a forwarded command's client (worker UINT32_MAX: none) */
 };
 
 /* After a handler ran: a write command that changed something wakes the
@@ -134,7 +137,15 @@ struct cmd_ctx {
  * changed something, a relaxed load while nobody waits. */
 void ctx_wrote_slow(struct cmd_ctx *c);
 extern _Atomic long rk_waiter_keys;
+/* Client-side caching: a write command invalidates its keys while anyone
+ * tracks (cmd_tracking.c); ctx_track_read records a tracked client's reads. */
+void ctx_track_wrote(struct cmd_ctx *c);
+void ctx_track_read(struct cmd_ctx *c);
+extern _Atomic long rk_tracking_active;
 static inline void ctx_wrote(struct cmd_ctx *c) {
+    if (RK_UNLIKELY(c->cmd->flags & CMD_WRITE) && !c->block &&
+        RK_UNLIKELY(atomic_load_explicit(&rk_tracking_active, memory_order_relaxed) != 0))
+        ctx_track_wrote(c);
     if (RK_UNLIKELY(c->cmd->flags & CMD_WRITE) && !c->block && c->dirty &&
         RK_UNLIKELY(atomic_load_explicit(&rk_waiter_keys, memory_order_relaxed) != 0))
         ctx_wrote_slow(c);
@@ -296,12 +307,18 @@ void memory_note_startup(void);
 /* What the connection commands (CLIENT, RESET) ask of the connection
  * layer. It fills these in at start, so the command layer never calls up
  * into the I/O layer. */
+struct tracking_opts;
 struct conn_ops {
     void (*close)(struct client *c);
     void (*info_line)(struct client *c, struct rbuf *out, long long now_ms);
     bool (*unblock)(struct client *c, bool error);     /* CLIENT UNBLOCK; false if not blocked */
     void (*reset_transaction)(struct client *c);       /* RESET: discard MULTI, unwatch */
     void (*reset_pubsub)(struct client *c);            /* RESET: leave every subscription */
+    /* CLIENT TRACKING and CACHING (io/tracking.c) */
+    void (*tracking_on)(struct client *c, const struct tracking_opts *o);
+    void (*tracking_off)(struct client *c);
+    void (*tracking_caching)(struct client *c);
+    void (*tracking_reset)(struct client *c);          /* RESET: off, BCAST registrations dropped later */
 };
 extern struct conn_ops rk_conn_ops;
 

@@ -40,6 +40,7 @@ struct rk_config {
     char *requirepass;              /* NULL = no password */
     long long proto_max_bulk_len;
     long long client_query_buffer_limit;
+    long long tracking_table_max_keys;   /* 0: no limit */
     /* client-output-buffer-limit: {hard bytes, soft bytes, soft seconds}
      * per class (normal, replica, pubsub); 0 = no limit */
     long long client_obuf_limit[3][3];

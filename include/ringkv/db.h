@@ -55,6 +55,7 @@ struct shard {
     uint64_t expire_cursor[64];   /* active expiry position per db (first 64 dbs) */
     unsigned expire_db;           /* next db for the active cycle */
     struct hashmap *waiters;      /* "db:key" -> block_record[] of clients blocked on it */
+    struct trk_table *tracking;   /* client-side caching: tracked keys, BCAST prefixes (tracking.h) */
     struct hashmap *watched;      /* "db:key" -> block_record[] of clients watching it (watch.h) */
     struct ps_dir *psdir;         /* pub/sub subscribers per thread (pubsub_dir.h), NULL until used */
 };

@@ -61,6 +61,7 @@ enum client_wait {
 #define CF_AUTHED         (1u << 7)
 #define CF_CANCEL_SENT    (1u << 8)
 #define CF_RESUME_SCHEDULED (1u << 9) /* on w->resume_list */
+#define CF_TRACKING       (1u << 10)  /* CLIENT TRACKING on (io/tracking.c) */
 #define CF_PUBSUB         (1u << 20)  /* subscribed to something (nsubs > 0) */
 
 struct client {
@@ -109,6 +110,10 @@ struct client {
      * client is subscribed to; > 0 is Redis's "pub/sub mode" */
     uint32_t nsubs;
     struct pubsub_client *subs;
+    /* client-side caching (io/tracking.c) */
+    struct client_tracking *trk;   /* NULL until CLIENT TRACKING */
+    const struct block_record *trk_reader;   /* the command being run records its reads for this (NULL: not) */
+    uint32_t trk_epoch;            /* tracking epoch: records of older epochs are stale */
     char addr[64], laddr[64];
 };
 
@@ -122,6 +127,7 @@ enum xmsg_type {
     XM_READY,        /* a key a client of the target waits on may serve it now */
     XM_WATCH,        /* a key a client of the target watches was touched */
     XM_PUBLISH,      /* messages for the target's subscribers (req: records) */
+    XM_TRACK,        /* invalidations for the target's tracking clients (req: trk_entry, tracking.h) */
 };
 
 struct xmsg {
@@ -251,6 +257,8 @@ struct fwd_origin {
     uint16_t db;
     uint8_t resp;
     bool drop;           /* CLIENT REPLY OFF/SKIP: run it, send nothing */
+    bool track;          /* client-side caching: record what it reads for the client */
+    uint32_t trk_epoch;  /* ...with this tracking epoch */
 };
 
 /* A command to run as a cross-shard transaction on behalf of a client. */
@@ -270,6 +278,8 @@ struct tx_request {
     struct block_record waiter;      /* who waits if it blocks (or watches: CMD_IDENTITY) */
     size_t cmd_len;                  /* its bytes in the client's input */
     struct multi_queue *exec;        /* EXEC: the queue to run (the transaction owns it) */
+    bool track;                      /* client-side caching: record its reads for `reader` */
+    struct block_record reader;
 };
 
 /* What the transaction's command did. */
@@ -307,6 +317,8 @@ struct msg_client_ops {
     /* XM_READY, XM_WATCH */
     void (*ready)(struct worker *w, const struct block_record *r);
     void (*watch_touched)(struct worker *w, const struct block_record *r);
+    /* XM_TRACK: invalidations for this thread's tracking clients */
+    void (*tracking)(struct worker *w, const char *p, size_t len);
     /* a published message for this thread's subscribers (XM_PUBLISH) */
     void (*deliver)(struct worker *w, enum ps_kind k, struct slice channel, struct slice msg);
 };

@@ -150,6 +150,7 @@ void cmd_reset(struct cmd_ctx *c) {
     if (current_password()) cl->flags &= ~CF_AUTHED;
     rk_conn_ops.reset_transaction(cl);
     rk_conn_ops.reset_pubsub(cl);
+    rk_conn_ops.tracking_reset(cl);
     reply_simple(&c->r, "RESET");
 }
 

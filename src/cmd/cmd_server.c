@@ -7,6 +7,7 @@
  * are only statistics.
  */
 #include "ringkv/server.h"
+#include "ringkv/tracking.h"
 #include "ringkv/command_stats.h"
 #include "ringkv/config.h"
 #include "ringkv/util.h"
@@ -166,9 +167,10 @@ void cmd_info(struct cmd_ctx *c) {
     if (section_wanted(c, "clients", true)) {
         P("# Clients\r\nconnected_clients:%ld\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
           "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:%llu\r\n"
-          "tracking_clients:0\r\nclients_in_timeout_table:%llu\r\n\r\n",
+          "tracking_clients:%ld\r\nclients_in_timeout_table:%llu\r\n\r\n",
           atomic_load(&srv.connected), CONFIG_GET(maxclients),
-          (unsigned long long)SUM_STAT(blocked_clients), (unsigned long long)SUM_STAT(blocked_timeout));
+          (unsigned long long)SUM_STAT(blocked_clients), atomic_load(&rk_tracking_clients),
+          (unsigned long long)SUM_STAT(blocked_timeout));
     }
     if (section_wanted(c, "memory", true)) {
         /* RSS for used_memory: no allocator accounting yet (cmd_memory.c) */
@@ -190,12 +192,16 @@ void cmd_info(struct cmd_ctx *c) {
         P("# Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\ninstantaneous_ops_per_sec:0\r\n"
           "total_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
           "expired_keys:%llu\r\nevicted_keys:%llu\r\nkeyspace_hits:%llu\r\nkeyspace_misses:%llu\r\n"
-          "pubsub_channels:0\r\npubsub_patterns:0\r\nunexpected_error_replies:0\r\ntotal_error_replies:%llu\r\n\r\n",
+          "pubsub_channels:0\r\npubsub_patterns:0\r\n"
+          "tracking_total_keys:%ld\r\ntracking_total_items:%ld\r\ntracking_total_prefixes:%zu\r\n"
+          "unexpected_error_replies:0\r\ntotal_error_replies:%llu\r\n\r\n",
           (unsigned long long)SUM_STAT(connections_total), (unsigned long long)SUM_STAT(commands),
           (unsigned long long)SUM_STAT(net_in), (unsigned long long)SUM_STAT(net_out),
           (unsigned long long)SUM_STAT(rejected), (unsigned long long)SUM_SHARD_STAT(expired_keys),
           (unsigned long long)SUM_SHARD_STAT(evicted_keys), (unsigned long long)SUM_SHARD_STAT(keyspace_hits),
-          (unsigned long long)SUM_SHARD_STAT(keyspace_misses), (unsigned long long)stats_total_error_replies());
+          (unsigned long long)SUM_SHARD_STAT(keyspace_misses), atomic_load(&rk_tracking_keys),
+          atomic_load(&rk_tracking_items), trk_prefix_count(c->shards[0]),   /* every shard has them all */
+          (unsigned long long)stats_total_error_replies());
     }
     if (section_wanted(c, "replication", true)) {
         P("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n\r\n");

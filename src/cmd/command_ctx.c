@@ -27,6 +27,8 @@ void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
     ctx->dirty = 0;
     ctx->parts = NULL;
     ctx->waiter = NULL;
+    ctx->reader = NULL;
+    ctx->origin_worker = UINT32_MAX;
     ctx->block = false;
     ctx->timed_out = false;
     ctx->rerun = false;

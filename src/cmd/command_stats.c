@@ -159,6 +159,7 @@ void command_call(struct cmd_ctx *c) {
     struct cmd_stat *s = stat_of(c->cmd);
     if (RK_UNLIKELY(!s)) {
         c->cmd->proc(c);
+        if (RK_UNLIKELY(c->reader != NULL)) ctx_track_read(c);
         ctx_wrote(c);
         return;
     }
@@ -174,6 +175,7 @@ void command_call(struct cmd_ctx *c) {
     if (RK_UNLIKELY(c->block)) return;   /* it runs again when woken: that run is the call */
     s->calls++;
     if (RK_UNLIKELY(out->len > start && out->buf[start] == '-')) s->failed++;
+    if (RK_UNLIKELY(c->reader != NULL)) ctx_track_read(c);   /* client-side caching */
     ctx_wrote(c);
 }
 

@@ -45,6 +45,15 @@ static const struct command client_subs[] = {
       "Unblocks a client blocked by a blocking command from a different connection.", "5.0.0", "connection", "O(log N) where N is the number of client connections",
       "client-id:integer [timeout_error:oneof(timeout:pure-token=TIMEOUT error:pure-token=ERROR)]",
       NULL, cmd_client_unblock_gather },
+    { "client|tracking", -3, CMD_CONN | CMD_NOSCRIPT | CMD_ALLSHARDS | L, 0, 0, 0, cmd_client_tracking, NULL, "@slow @connection",
+      "Controls server-assisted client-side caching for the connection.", "6.0.0", "connection", "O(1). Some options may introduce additional complexity.",
+      "status:oneof(on:pure-token=ON off:pure-token=OFF) [client-id:integer=REDIRECT] [prefix:string=PREFIX ...] "
+      "[bcast:pure-token=BCAST] [optin:pure-token=OPTIN] [optout:pure-token=OPTOUT] [noloop:pure-token=NOLOOP]",
+      NULL, cmd_client_tracking_gather },
+    CMD("client|caching", 3, CMD_CONN | CMD_NOSCRIPT | L, 0, 0, 0, cmd_client_caching, "@slow @connection", "Instructs the server whether to track the keys in the next request.", "6.0.0", "connection", "O(1)",
+        "mode:oneof(yes:pure-token=YES no:pure-token=NO)"),
+    CMD("client|getredir", 2, CMD_CONN | CMD_NOSCRIPT | L, 0, 0, 0, cmd_client_getredir, "@slow @connection", "Returns the client ID to which the connection's tracking notifications are redirected.", "6.0.0", "connection", "O(1)", NULL),
+    CMD("client|trackinginfo", 2, CMD_CONN | CMD_NOSCRIPT | L, 0, 0, 0, cmd_client_trackinginfo, "@slow @connection", "Returns information about server-assisted client-side caching for the connection.", "6.2.0", "connection", "O(1)", NULL),
     { "client|kill", -3, CMD_CONN | CMD_NOSCRIPT | CMD_ALLSHARDS | A | L, 0, 0, 0, cmd_client, NULL, "@admin @slow @dangerous @connection",
       "Terminates open connections.", "2.4.0", "connection", "O(N) where N is the number of client connections",
       /* the old form CLIENT KILL ip:port, or filters */

@@ -132,6 +132,7 @@ void client_free_now(struct client *c) {
     struct worker *w = c->w;
     if (c->wait == WAIT_SHARD) unlink_shard_waiter(c);
     if (c->wait == WAIT_BLOCKED) client_unlink_blocked(c);
+    if (c->trk) client_tracking_free(c);
     close(c->fd);
     w->clients[c->idx] = NULL;
     w->free_idx[w->nfree++] = c->idx;
@@ -228,6 +229,7 @@ bool client_run_local(struct client *c, const struct command *cmd, int argc, str
     struct cmd_ctx ctx;
     ctx_init(&ctx, c->w, cmd, argc, argv, c->db, c->resp, out);
     ctx.client = c;
+    ctx.reader = c->trk_reader;
     struct block_record self;
     if (RK_UNLIKELY(cmd->flags & (CMD_BLOCKING | CMD_IDENTITY))) {
         self = identity_of(c, cmd);
@@ -250,6 +252,7 @@ void client_start_tx(struct client *c, const struct command *cmd, uint64_t mask,
     struct tx_request req = {
         .idx = c->idx, .gen = c->gen, .db = c->db, .resp = c->resp, .drop = drop,
         .cmd = cmd, .mask = mask, .argc = argc, .argv = argv, .exec = exec,
+        .track = c->trk_reader != NULL, .reader = { c->w->id, c->idx, c->gen, c->trk_epoch },
     };
     if (cmd->flags & (CMD_BLOCKING | CMD_IDENTITY)) req.waiter = identity_of(c, cmd);
     if (cmd->flags & CMD_BLOCKING) {
@@ -311,20 +314,29 @@ static enum exec_result execute(struct client *c, int argc, struct slice *argv, 
     /* CLIENT REPLY itself decides whether it answers */
     bool drop = (c->reply_off || c->reply_skip) && strcmp(cmd->name, "client|reply") != 0;
     c->reply_skip = 0;
+    if (RK_UNLIKELY(c->flags & CF_TRACKING)) return client_tracking_run(c, &rt, argc, argv, drop);
+    return client_run_routed(c, &rt, argc, argv, drop);
+}
+
+/* Act on a verdict (tracking.c wraps this for clients that track). */
+enum exec_result client_run_routed(struct client *c, const struct route *rt, int argc, struct slice *argv,
+                                   bool drop) {
+    struct worker *w = c->w;
+    const struct command *cmd = rt->cmd;
     if (RK_UNLIKELY((cmd->flags & (CMD_TXCTL | CMD_SUBSCRIBE)) || c->multi || (c->flags & CF_PUBSUB))) {
         if ((c->flags & CF_PUBSUB) && client_pubsub_refuses(c, cmd)) {
             if (c->multi) c->multi->aborted = true;
             client_pubsub_refusal(c, cmd);
             return EXEC_DONE;
         }
-        if ((cmd->flags & CMD_TXCTL) || c->multi) return client_multi_command(c, &rt, argc, argv, drop);
-        if (cmd->flags & CMD_SUBSCRIBE) return client_pubsub_command(c, &rt, argc, argv, drop);
+        if ((cmd->flags & CMD_TXCTL) || c->multi) return client_multi_command(c, rt, argc, argv, drop);
+        if (cmd->flags & CMD_SUBSCRIBE) return client_pubsub_command(c, rt, argc, argv, drop);
     }
-    if (RK_UNLIKELY(cmd->flags & CMD_BLOCKING)) return exec_blocking(c, &rt, argc, argv, drop);
+    if (RK_UNLIKELY(cmd->flags & CMD_BLOCKING)) return exec_blocking(c, rt, argc, argv, drop);
 
-    switch (rt.kind) {
+    switch (rt->kind) {
     case ROUTE_LOCAL:
-        if (rt.keyspace && shard_is_held(w)) {
+        if (rt->keyspace && shard_is_held(w)) {
             skip_when_rerun(c, drop);
             client_wait_on_shard(c);
             return EXEC_WAIT;
@@ -332,8 +344,9 @@ static enum exec_result execute(struct client *c, int argc, struct slice *argv, 
         client_run_local(c, cmd, argc, argv, drop);
         return EXEC_DONE;
     case ROUTE_FORWARD: {
-        const struct fwd_origin o = { c->idx, c->gen, client_reserve_reply(c), (uint16_t)c->db, c->resp, drop };
-        forward_command(w, rt.target, cmd, argc, argv, &o);
+        const struct fwd_origin o = { c->idx, c->gen, client_reserve_reply(c), (uint16_t)c->db, c->resp, drop,
+                                      c->trk_reader != NULL, c->trk_epoch };
+        forward_command(w, rt->target, cmd, argc, argv, &o);
         /* bound the replies a client can have coming back at once */
         if (++c->inflight >= MAX_INFLIGHT) c->wait = WAIT_FORWARDS;
         return EXEC_DONE;
@@ -346,7 +359,7 @@ static enum exec_result execute(struct client *c, int argc, struct slice *argv, 
             skip_when_rerun(c, drop);
             return EXEC_WAIT;
         }
-        client_start_tx(c, cmd, rt.mask, argc, argv, drop, NULL);
+        client_start_tx(c, cmd, rt->mask, argc, argv, drop, NULL);
         return EXEC_DONE;
     }
 }

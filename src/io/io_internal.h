@@ -9,6 +9,7 @@
 
 #include "ringkv/dispatch.h"
 #include "ringkv/multi.h"
+#include "ringkv/tracking.h"
 
 void client_maybe_free(struct client *c);
 void client_schedule_resume(struct client *c);   /* resume from the worker loop */
@@ -45,5 +46,26 @@ void pubsub_deliver(struct worker *w, enum ps_kind k, struct slice channel, stru
 /* The local shard is free: apply directory changes made while it was held. */
 void pubsub_shard_free(struct worker *w);
 void pubsub_worker_free(struct worker *w);
+
+/* client.c: act on a verdict; tracking.c: client-side caching, the
+ * connection side (CLIENT TRACKING state, which reads are tracked, the
+ * delivery of invalidations) */
+enum exec_result client_run_routed(struct client *c, const struct route *rt, int argc, struct slice *argv,
+                                   bool drop);
+enum exec_result client_tracking_run(struct client *c, const struct route *rt, int argc, struct slice *argv,
+                                     bool drop);
+void client_tracking_on(struct client *c, const struct tracking_opts *o);
+void client_tracking_off(struct client *c);
+void client_tracking_caching(struct client *c);
+void client_tracking_reset(struct client *c);
+void client_tracking_free(struct client *c);
+void tracking_deliver(struct worker *w, const char *p, size_t len);
+void tracking_iteration_slow(struct worker *w);
+/* Once per loop iteration: a thread-local mask and, while keys are
+ * tracked, a relaxed load. */
+static inline void tracking_iteration(struct worker *w) {
+    if (RK_UNLIKELY(trk_outbox.mask | (uint64_t)atomic_load_explicit(&rk_tracking_keys, memory_order_relaxed)))
+        tracking_iteration_slow(w);
+}
 
 #endif

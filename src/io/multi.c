@@ -156,6 +156,7 @@ static enum exec_result exec(struct client *c, const struct route *rt, int argc,
         struct cmd_ctx ctx;
         ctx_init(&ctx, w, rt->cmd, argc, argv, c->db, c->resp, out);
         ctx.client = c;
+        ctx.reader = c->trk_reader;
         queue_watched(c, q);
         exec_queued(&ctx, q, c->watch_dirty);
         command_count_call(rt->cmd, false);

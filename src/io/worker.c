@@ -262,6 +262,7 @@ static void *worker_main(void *arg) {
         w->next_deadline_ms = w->blocked ? clients_block_cron(w) : LLONG_MAX;
         worker_cron(w);
         clients_resume_scheduled(w);
+        tracking_iteration(w);     /* invalidations: ours delivered, the others' into messages */
         xshard_flush(w);
         client_flush_sends(w);
         uint64_t work = w->stats.commands + w->stats.forwarded_in - work0;
@@ -315,11 +316,14 @@ int server_start(void) {
     rk_msg_client = (struct msg_client_ops){ .live = client_live, .replies_ready = client_replies_ready,
                                              .tx_done = client_tx_done, .shard_free = clients_shard_free,
                                              .ready = client_ready, .watch_touched = client_watch_touched,
-                                             .deliver = pubsub_deliver };
+                                             .deliver = pubsub_deliver, .tracking = tracking_deliver, };
     pubsub_send_hook = publish_send;
     rk_conn_ops = (struct conn_ops){ .close = client_close, .info_line = client_info_line,
                                      .unblock = client_unblock, .reset_transaction = client_reset_transaction,
-                                     .reset_pubsub = client_pubsub_reset };
+                                     .reset_pubsub = client_pubsub_reset,
+                                     .tracking_on = client_tracking_on, .tracking_off = client_tracking_off,
+                                     .tracking_caching = client_tracking_caching,
+                                     .tracking_reset = client_tracking_reset };
 
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
@@ -384,6 +388,7 @@ static void worker_teardown(struct worker *w) {
     rbuf_free(&w->batch_argv);
     rbuf_free(&w->ready);
     shard_watch_destroy(&w->shard);
+    trk_shard_destroy(&w->shard);
     shard_destroy(&w->shard);
 }
 

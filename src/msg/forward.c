@@ -19,10 +19,13 @@ struct fwd_hdr {
     uint32_t idx, gen, seq;
     uint16_t db;
     uint8_t resp;
-    uint8_t drop;        /* CLIENT REPLY OFF/SKIP: run it, send nothing */
+    uint8_t drop;        /* CLIENT REPLY OFF/SKIP: run it, send nothing; FWD_TRACK: record its reads */
     const struct command *cmd;
     uint32_t argc;
+    uint32_t trk_epoch;  /* the client's tracking epoch (with FWD_TRACK) */
 };
+#define FWD_DROP  1
+#define FWD_TRACK 2
 
 struct rep_hdr {
     uint32_t idx, gen, seq, len;
@@ -52,7 +55,7 @@ void forward_command(struct worker *w, unsigned target, const struct command *cm
     /* Field by field into the batch: building the header on the stack and
      * copying it whole makes the CPU reload narrow stores as one wide load,
      * which stalls store forwarding on every forwarded command. */
-    uint8_t drop8 = o->drop;
+    uint8_t drop8 = (uint8_t)(o->drop | (o->track << 1));
     uint32_t argc32 = (uint32_t)argc;
     memcpy(p + offsetof(struct fwd_hdr, idx), &o->idx, 4);
     memcpy(p + offsetof(struct fwd_hdr, gen), &o->gen, 4);
@@ -62,6 +65,7 @@ void forward_command(struct worker *w, unsigned target, const struct command *cm
     memcpy(p + offsetof(struct fwd_hdr, drop), &drop8, 1);
     memcpy(p + offsetof(struct fwd_hdr, cmd), &cmd, sizeof cmd);
     memcpy(p + offsetof(struct fwd_hdr, argc), &argc32, 4);
+    memcpy(p + offsetof(struct fwd_hdr, trk_epoch), &o->trk_epoch, 4);
     p += sizeof(struct fwd_hdr);
     for (int i = 0; i < argc; i++) {
         uint32_t len = (uint32_t)argv[i].len;
@@ -132,8 +136,14 @@ void execute_batch(struct worker *w, struct xmsg *m) {
             m->rep.len += sizeof(struct rep_hdr);
             struct cmd_ctx ctx;
             ctx_init(&ctx, w, h->cmd, (int)h->argc, w->fwd_argv + cmds[i].argv_at, h->db, h->resp, &m->rep);
+            /* whose command it is: NOLOOP, and the reader to record */
+            ctx.origin_worker = m->from;
+            ctx.origin_idx = h->idx;
+            ctx.origin_gen = h->gen;
+            const struct block_record reader = { m->from, h->idx, h->gen, h->trk_epoch };
+            ctx.reader = (h->drop & FWD_TRACK) ? &reader : NULL;
             command_call(&ctx);
-            if (h->drop) m->rep.len = hdr_off + sizeof(struct rep_hdr);
+            if (h->drop & FWD_DROP) m->rep.len = hdr_off + sizeof(struct rep_hdr);
             uint32_t len = (uint32_t)(m->rep.len - hdr_off - sizeof(struct rep_hdr));
             char *rp = m->rep.buf + hdr_off;   /* field by field, as in forward_command */
             memcpy(rp + offsetof(struct rep_hdr, idx), &h->idx, 4);

@@ -39,6 +39,11 @@ static void handle_msg(struct worker *w, struct xmsg *m) {
         rk_msg_client.watch_touched(w, &m->ready);
         free(m);
         break;
+    case XM_TRACK:
+        rk_msg_client.tracking(w, m->req.buf, m->req.len);
+        rbuf_free(&m->req);
+        free(m);
+        break;
     case XM_PUBLISH:
         publish_receive(w, m);
         break;

@@ -152,6 +152,7 @@ static void tx_finish(struct tx *tx) {
         ctx.timed_out = req->timed_out;
         ctx.rerun = req->rerun;
     }
+    if (req->track) ctx.reader = &req->reader;
     if (req->exec) {
         /* EXEC: the watch check is only sure now, with every shard held */
         if (c) exec_queued(&ctx, req->exec, c->watch_dirty);
