@@ -45,6 +45,7 @@ typedef void (*command_proc)(struct cmd_ctx *c);
 #define CMD_PUBSUB     (1u << 20) /* Redis's "pubsub" flag */
 #define CMD_SUBSCRIBE  (1u << 21) /* (P|S)(UN)SUBSCRIBE: the connection layer runs them */
 #define CMD_IDENTITY   (1u << 15) /* runs where its keys are held with the client's identity (WATCH): never forwarded */
+#define CMD_MAY_REPLICATE (1u << 24) /* Redis's may_replicate (PUBLISH, PFCOUNT, EVAL): CLIENT PAUSE WRITE holds it; hidden from COMMAND INFO, as in Redis */
 
 /* Key-spec flags (Redis's CMD_KEY_*): how a command uses each key, as
  * COMMAND INFO and COMMAND GETKEYSANDFLAGS name them. */
@@ -307,12 +308,19 @@ void memory_note_startup(void);
 /* What the connection commands (CLIENT, RESET) ask of the connection
  * layer. It fills these in at start, so the command layer never calls up
  * into the I/O layer. */
+enum client_mode { CLIENT_MODE_NO_EVICT, CLIENT_MODE_NO_TOUCH };
 struct tracking_opts;
 struct conn_ops {
     void (*close)(struct client *c);
-    void (*info_line)(struct client *c, struct rbuf *out, long long now_ms);
+    void (*info_line)(struct client *c, bool current, struct rbuf *out, long long now_ms);   /* current: c runs this command */
     bool (*unblock)(struct client *c, bool error);     /* CLIENT UNBLOCK; false if not blocked */
     void (*reset_transaction)(struct client *c);       /* RESET: discard MULTI, unwatch */
+    /* CLIENT PAUSE/UNPAUSE, MONITOR, CLIENT NO-EVICT/NO-TOUCH (io/pause.c, io/monitor.c) */
+    void (*pause)(struct worker *w, long long end_ms, bool all);
+    void (*unpause)(struct worker *w);
+    const char *(*monitor)(struct client *c);           /* NULL, or the error to reply */
+    void (*set_mode)(struct client *c, int mode, bool on);   /* CLIENT_MODE_* */
+    void (*reset_controls)(struct client *c);           /* RESET: MONITOR, NO-EVICT, NO-TOUCH, REPLY off */
     void (*reset_pubsub)(struct client *c);            /* RESET: leave every subscription */
     /* CLIENT TRACKING and CACHING (io/tracking.c) */
     void (*tracking_on)(struct client *c, const struct tracking_opts *o);

@@ -1,6 +1,6 @@
 /* Every command handler, as X(name). Included by command.h with a definition of X. */
 /* src/cmd/cmd_conn.c: connection */
-X(cmd_ping) X(cmd_echo) X(cmd_quit) X(cmd_select) X(cmd_hello) X(cmd_auth) X(cmd_client) X(cmd_client_gather) X(cmd_client_unblock_gather) X(cmd_reset)
+X(cmd_ping) X(cmd_echo) X(cmd_quit) X(cmd_select) X(cmd_hello) X(cmd_auth) X(cmd_client) X(cmd_client_gather) X(cmd_client_unblock_gather) X(cmd_reset) X(cmd_monitor)
 
 /* src/cmd/cmd_tracking.c: client-side caching */
 X(cmd_client_tracking) X(cmd_client_tracking_gather) X(cmd_client_caching) X(cmd_client_getredir) X(cmd_client_trackinginfo)

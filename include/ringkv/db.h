@@ -75,6 +75,10 @@ extern void (*db_ready_hook)(struct cmd_ctx *c, const struct block_record *r);
  * layer can tell for clients of the calling thread). Keeps a key's list of
  * records from growing with waiters that went away. */
 extern bool (*db_waiter_alive_hook)(struct cmd_ctx *c, const struct block_record *r);
+/* While CLIENT PAUSE is in force (true), an expired key met by a lookup is
+ * reported absent but not deleted, as Redis's expireIfNeeded during a
+ * pause. The I/O layer's; NULL in unit tests. */
+extern bool (*db_expire_paused_hook)(long long now_ms);
 void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record *r);
 void db_signal_ready(struct cmd_ctx *c, struct slice key);
 /* The key of a per-shard registry (waiters, watched keys): the database

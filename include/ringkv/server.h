@@ -49,6 +49,7 @@ enum client_wait {
     WAIT_SHARD,        /* the local shard is held by another transaction */
     WAIT_OUTPUT,       /* too many unsent replies */
     WAIT_BLOCKED,      /* a blocking command waits for its keys (the command stays unconsumed) */
+    WAIT_PAUSED,       /* CLIENT PAUSE holds its command (unconsumed) until the pause ends (io/pause.c) */
 };
 
 #define CF_RECV_ARMED     (1u << 0)
@@ -62,6 +63,10 @@ enum client_wait {
 #define CF_CANCEL_SENT    (1u << 8)
 #define CF_RESUME_SCHEDULED (1u << 9) /* on w->resume_list */
 #define CF_TRACKING       (1u << 10)  /* CLIENT TRACKING on (io/tracking.c) */
+#define CF_MONITOR        (1u << 24)  /* MONITOR: gets a line per command (io/monitor.c) */
+#define CF_NO_EVICT       (1u << 25)  /* CLIENT NO-EVICT ON */
+#define CF_NO_TOUCH       (1u << 26)  /* CLIENT NO-TOUCH ON */
+#define CF_MON_FEED       (1u << 27)  /* the command being run is shown to monitors once it is consumed */
 #define CF_PUBSUB         (1u << 20)  /* subscribed to something (nsubs > 0) */
 
 struct client {
@@ -126,6 +131,8 @@ enum xmsg_type {
     XM_UNLOCK,       /* the transaction is done with the shard */
     XM_READY,        /* a key a client of the target waits on may serve it now */
     XM_WATCH,        /* a key a client of the target watches was touched */
+    XM_MONITOR,      /* lines for the target's MONITOR clients (req) */
+    XM_WAKE,         /* no content: a pause ended or eased, the target looks at its paused clients */
     XM_PUBLISH,      /* messages for the target's subscribers (req: records) */
     XM_TRACK,        /* invalidations for the target's tracking clients (req: trk_entry, tracking.h) */
 };
@@ -245,7 +252,7 @@ struct client *client_by_ref(struct worker *w, uint32_t idx, uint32_t gen);
 struct client *client_live(struct worker *w, uint32_t idx, uint32_t gen);
 void client_wait_on_shard(struct client *c);
 size_t client_output_size(const struct client *c);
-void client_info_line(struct client *c, struct rbuf *out, long long now_ms);
+void client_info_line(struct client *c, bool current, struct rbuf *out, long long now_ms);
 void client_cron(struct worker *w);
 
 /* src/msg/: transport.c (rings, doorbells), forward.c (forwarded batches), tx.c (cross-shard transactions) */
@@ -317,6 +324,8 @@ struct msg_client_ops {
     /* XM_READY, XM_WATCH */
     void (*ready)(struct worker *w, const struct block_record *r);
     void (*watch_touched)(struct worker *w, const struct block_record *r);
+    /* XM_MONITOR: lines for this thread's monitor clients */
+    void (*monitor_lines)(struct worker *w, const char *p, size_t len);
     /* XM_TRACK: invalidations for this thread's tracking clients */
     void (*tracking)(struct worker *w, const char *p, size_t len);
     /* a published message for this thread's subscribers (XM_PUBLISH) */

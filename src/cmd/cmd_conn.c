@@ -1,5 +1,5 @@
 /*
- * Connection commands: PING ECHO QUIT SELECT HELLO AUTH RESET CLIENT.
+ * Connection commands: PING ECHO QUIT SELECT HELLO AUTH RESET MONITOR CLIENT.
  *
  * These act on the connection itself (CMD_CONN), so they always run on the
  * client's own thread with ctx->client set, except PING and ECHO, which need
@@ -11,6 +11,7 @@
 #include "ringkv/config.h"
 #include "ringkv/util.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -142,6 +143,14 @@ void cmd_hello(struct cmd_ctx *c) {
     reply_bulk_cstr(&c->r, "modules"); reply_array(&c->r, 0);
 }
 
+/* MONITOR: from now on, a line for every command any client runs. A
+ * second MONITOR answers nothing, as Redis. */
+void cmd_monitor(struct cmd_ctx *c) {
+    const char *err = rk_conn_ops.monitor(c->client);
+    if (!err) reply_ok(&c->r);
+    else if (err[0]) reply_error(&c->r, err);
+}
+
 void cmd_reset(struct cmd_ctx *c) {
     struct client *cl = c->client;
     cl->db = 0;
@@ -150,6 +159,7 @@ void cmd_reset(struct cmd_ctx *c) {
     if (current_password()) cl->flags &= ~CF_AUTHED;
     rk_conn_ops.reset_transaction(cl);
     rk_conn_ops.reset_pubsub(cl);
+    rk_conn_ops.reset_controls(cl);
     rk_conn_ops.tracking_reset(cl);
     reply_simple(&c->r, "RESET");
 }
@@ -166,7 +176,9 @@ struct client_filter {
     long long maxage;
     int type;                  /* -1 any, 0 normal, 1 other (none of ours) */
     const char *error;
+    struct slice user;         /* the unknown user, with error ERR_NO_SUCH_USER */
 };
+static const char ERR_NO_SUCH_USER[] = "ERR No such user";
 
 static void filter_parse(struct cmd_ctx *c, bool kill, struct client_filter *f) {
     memset(f, 0, sizeof *f);
@@ -205,7 +217,8 @@ static void filter_parse(struct cmd_ctx *c, bool kill, struct client_filter *f) 
         } else if (kill && ARG_IS(i, "laddr") && has) {
             f->laddr = ARG(++i);
         } else if (kill && ARG_IS(i, "user") && has) {
-            if (!slice_eq(ARG(++i), SLICE_LIT("default"))) f->type = 1;   /* no such user: matches nobody */
+            /* "default" is the only user there is */
+            if (!slice_eq(ARG(++i), SLICE_LIT("default"))) { f->error = ERR_NO_SUCH_USER; f->user = ARG(i); return; }
         } else if (kill && ARG_IS(i, "skipme") && has) {
             i++;
             if (ARG_IS(i, "yes")) f->skipme = true;
@@ -255,7 +268,7 @@ void cmd_client_gather(struct cmd_ctx *c) {
             if (cl == c->client) cl->flags |= CF_CLOSE_AFTER;
             else rk_conn_ops.close(cl);
         } else {
-            rk_conn_ops.info_line(cl, c->r.out, w->now_ms);
+            rk_conn_ops.info_line(cl, cl == c->client, c->r.out, w->now_ms);
         }
     }
     if (kill) rbuf_append(c->r.out, &killed, sizeof killed);
@@ -309,6 +322,10 @@ static void client_list_or_kill(struct cmd_ctx *c, bool kill) {
     struct client_filter f;
     filter_parse(c, kill, &f);
     free(f.ids);
+    if (f.error == ERR_NO_SUCH_USER) {
+        reply_errorf(&c->r, "ERR No such user '%.*s'", (int)f.user.len, f.user.ptr);
+        return;
+    }
     if (f.error) { reply_error(&c->r, f.error); return; }
     if (!kill) {
         struct rbuf all = {0};
@@ -332,6 +349,30 @@ static void client_list_or_kill(struct cmd_ctx *c, bool kill) {
     }
 }
 
+/* CLIENT PAUSE timeout [WRITE|ALL]: every thread holds the commands the
+ * pause covers until the timeout (milliseconds) or CLIENT UNPAUSE. */
+static void client_pause(struct cmd_ctx *c) {
+    bool all = true;
+    if (c->argc == 4) {
+        if (ARG_IS(3, "write")) all = false;
+        else if (!ARG_IS(3, "all")) { reply_error(&c->r, "ERR CLIENT PAUSE mode must be WRITE or ALL"); return; }
+    } else if (c->argc > 4) {
+        reply_error(&c->r, ERR_SYNTAX);
+        return;
+    }
+    long long ms;
+    if (!str_to_ll(ARG(2).ptr, ARG(2).len, &ms)) {
+        reply_error(&c->r, "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (ms < 0) { reply_error(&c->r, "ERR timeout is negative"); return; }
+    /* 0 ends at once, as Redis's end time 0 */
+    long long now = (long long)mstime_now();
+    long long end = ms == 0 ? 0 : (ms > LLONG_MAX - now ? LLONG_MAX : now + ms);
+    rk_conn_ops.pause(c->worker, end, all);
+    reply_ok(&c->r);
+}
+
 static const char *client_help[] = {
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "GETNAME",
@@ -352,10 +393,16 @@ static const char *client_help[] = {
     "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
     "REPLY (ON|OFF|SKIP)",
     "    Control the replies sent to the current connection.",
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
     "HELP",
     "    Print this help.",
 };
@@ -376,7 +423,7 @@ void cmd_client(struct cmd_ctx *c) {
         else reply_null(&c->r);
     } else if (ARG_IS(1, "info")) {
         struct rbuf line = {0};
-        rk_conn_ops.info_line(cl, &line, c->now_ms);
+        rk_conn_ops.info_line(cl, true, &line, c->now_ms);
         reply_verbatim(&c->r, line.buf, line.len, "txt");
         rbuf_free(&line);
     } else if (ARG_IS(1, "setinfo")) {
@@ -398,9 +445,19 @@ void cmd_client(struct cmd_ctx *c) {
         else if (ARG_IS(2, "off")) cl->reply_off = true;
         else if (ARG_IS(2, "skip")) { if (!cl->reply_off) cl->reply_skip = 1; }
         else reply_error(&c->r, ERR_SYNTAX);
-    } else if (ARG_IS(1, "no-evict")) {
-        if (ARG_IS(2, "on") || ARG_IS(2, "off")) reply_ok(&c->r);
-        else reply_error(&c->r, ERR_SYNTAX);
+    } else if (ARG_IS(1, "no-evict") || ARG_IS(1, "no-touch")) {
+        int mode = ARG_IS(1, "no-evict") ? CLIENT_MODE_NO_EVICT : CLIENT_MODE_NO_TOUCH;
+        if (ARG_IS(2, "on") || ARG_IS(2, "off")) {
+            rk_conn_ops.set_mode(cl, mode, ARG_IS(2, "on"));
+            reply_ok(&c->r);
+        } else {
+            reply_error(&c->r, ERR_SYNTAX);
+        }
+    } else if (ARG_IS(1, "pause")) {
+        client_pause(c);
+    } else if (ARG_IS(1, "unpause")) {
+        rk_conn_ops.unpause(c->worker);
+        reply_ok(&c->r);
     } else if (ARG_IS(1, "unblock")) {
         client_unblock_reply(c);
     } else if (ARG_IS(1, "list") || ARG_IS(1, "kill")) {

@@ -161,10 +161,10 @@ static const struct command pubsub_subs[] = {
 };
 
 const struct command pubsub_commands[] = {
-    CMD("publish", 3, PS | F, 0, 0, 0, cmd_publish, "@pubsub @fast", "Post a message to a channel", "2.0.0", "pubsub",
+    CMD("publish", 3, PS | F | CMD_MAY_REPLICATE, 0, 0, 0, cmd_publish, "@pubsub @fast", "Post a message to a channel", "2.0.0", "pubsub",
         "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
         "channel:string message:string"),
-    CMD("spublish", 3, PS | F, 1, 1, 1, cmd_spublish, "@pubsub @fast", "Post a message to a shard channel", "7.0.0", "pubsub",
+    CMD("spublish", 3, PS | F | CMD_MAY_REPLICATE, 1, 1, 1, cmd_spublish, "@pubsub @fast", "Post a message to a shard channel", "7.0.0", "pubsub",
         "O(N) where N is the number of clients subscribed to the receiving shard channel.", "shardchannel:string message:string"),
     CMD("subscribe", -2, SUB, 0, 0, 0, cmd_subscribe, "@pubsub @slow", "Listen for messages published to the given channels", "2.0.0", "pubsub",
         "O(N) where N is the number of channels to subscribe to.", "channel:string ..."),

@@ -33,6 +33,11 @@ static const struct command client_subs[] = {
         "attr:oneof(libname:string=LIB-NAME libver:string=LIB-VER)"),   /* 7.2's: 7.0 has no SETINFO */
     CMD("client|no-evict", 3, CMD_CONN | CMD_NOSCRIPT | A | L, 0, 0, 0, cmd_client, "@admin @slow @dangerous @connection", "Sets the client eviction mode of the connection.", "7.0.0", "connection", "O(1)",
         "enabled:oneof(on:pure-token=ON off:pure-token=OFF)"),
+    CMD("client|no-touch", 3, CMD_CONN | CMD_NOSCRIPT | L, 0, 0, 0, cmd_client, "@slow @connection", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", "7.2.0", "connection", "O(1)",
+        "enabled:oneof(on:pure-token=ON off:pure-token=OFF)"),   /* 7.2's */
+    CMD("client|pause", -3, CMD_CONN | CMD_NOSCRIPT | A | L | CMD_SENTINEL, 0, 0, 0, cmd_client, "@admin @slow @dangerous @connection", "Suspends commands processing.", "2.9.50", "connection", "O(1)",
+        "timeout:integer [mode:oneof@6.2.0(write:pure-token=WRITE all:pure-token=ALL)]"),
+    CMD("client|unpause", 2, CMD_CONN | CMD_NOSCRIPT | A | L | CMD_SENTINEL, 0, 0, 0, cmd_client, "@admin @slow @dangerous @connection", "Resumes processing commands from paused clients.", "6.2.0", "connection", "O(N) Where N is the number of paused clients", NULL),
     CMD("client|reply", 3, CMD_CONN | CMD_NOSCRIPT | L, 0, 0, 0, cmd_client, "@slow @connection", "Instructs the server whether to reply to commands.", "3.2.0", "connection", "O(1)",
         "on_off_skip:oneof(on:pure-token=ON off:pure-token=OFF skip:pure-token=SKIP)"),
     CMD("client|help", 2, CMD_CONN | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns helpful text about the different subcommands.", "5.0.0", "connection", "O(1)", NULL),
@@ -135,6 +140,7 @@ static const struct command commands[] = {
         "[clientname:string=SETNAME])]"),
     CMD("auth", -2, CMD_CONN | CMD_NOAUTH | F | L | CMD_NOSCRIPT | CMD_SENTINEL | CMD_ALLOW_BUSY, 0, 0, 0, cmd_auth, "@fast @connection", "Authenticates the connection.", "1.0.0", "connection", "O(N) where N is the number of passwords defined for the user",
         "[username:string@6.0.0] password:string"),
+    CMD("monitor", 1, CMD_CONN | A | L | CMD_NOSCRIPT, 0, 0, 0, cmd_monitor, "@admin @slow @dangerous", "Listens for all requests received by the server in real-time.", "1.0.0", "server", NULL, NULL),
     CMD("reset", 1, CMD_CONN | CMD_NOAUTH | F | L | CMD_NOSCRIPT | CMD_ALLOW_BUSY, 0, 0, 0, cmd_reset, "@fast @connection", "Resets the connection.", "6.2.0", "connection", "O(1)", NULL),
     CONTAINER("client", client_subs, "@slow", "A container for client connection commands.", "2.4.0", "connection"),
     /* server */

@@ -42,6 +42,7 @@
 
 #include "ringkv/ring.h"
 #include "io_internal.h"
+#include "controls.h"
 
 #define OUTPUT_PAUSE_BYTES  (4u << 20)    /* stop reading a client with this much unsent */
 #define INPUT_STOP_BYTES    (1u << 20)    /* ...and stop receiving once this much is queued */
@@ -117,6 +118,7 @@ static void unlink_shard_waiter(struct client *c) {
 void client_close(struct client *c) {
     if (c->flags & CF_CLOSING) return;
     c->flags |= CF_CLOSING;
+    if (RK_UNLIKELY(c->wait == WAIT_PAUSED || (c->flags & CF_MONITOR))) client_controls_gone(c);
     client_pubsub_reset(c);
     if (c->wait == WAIT_SHARD) unlink_shard_waiter(c);
     if (c->wait == WAIT_BLOCKED) client_unlink_blocked(c);
@@ -132,6 +134,7 @@ void client_free_now(struct client *c) {
     struct worker *w = c->w;
     if (c->wait == WAIT_SHARD) unlink_shard_waiter(c);
     if (c->wait == WAIT_BLOCKED) client_unlink_blocked(c);
+    if (RK_UNLIKELY(c->wait == WAIT_PAUSED || (c->flags & CF_MONITOR))) client_controls_gone(c);
     if (c->trk) client_tracking_free(c);
     close(c->fd);
     w->clients[c->idx] = NULL;
@@ -308,6 +311,11 @@ static enum exec_result execute(struct client *c, int argc, struct slice *argv, 
         return EXEC_DONE;
     }
     const struct command *cmd = rt.cmd;
+    /* CLIENT PAUSE and MONITOR (controls.h): one relaxed load while off */
+    if (RK_UNLIKELY(client_controls_on())) {
+        enum ctl_verdict v = client_controls_check(c, &rt);
+        if (v != CTL_RUN) return v == CTL_WAIT ? EXEC_WAIT : EXEC_DONE;
+    }
     w->stats.commands++;
     c->last_cmd = cmd->name;
     c->last_ms = w->now_ms;
@@ -398,6 +406,7 @@ void client_tx_done(struct worker *w, const struct tx_request *req, const struct
     if (!c) return;
     if (!req->drop) rbuf_append(&c->out, out->reply.buf, out->reply.len);
     client_mark_flush(c);
+    if (RK_UNLIKELY(client_controls_on())) client_monitor_tx_done(c, req, out->blocked);
     if (req->exec) client_unwatch(c);
     if (req->blocking) {
         if (out->blocked) {
@@ -503,6 +512,8 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
             if (cmds[i].argc &&
                 execute(c, (int)cmds[i].argc, argv + cmds[i].argv_at, shard1[i]) == EXEC_WAIT)
                 return off;
+            if (RK_UNLIKELY(c->flags & CF_MON_FEED) && cmds[i].argc)
+                client_monitor_feed(c, (int)cmds[i].argc, argv + cmds[i].argv_at);
             off = cmds[i].end;
             c->in_need = 0;
             if (c->wait != WAIT_NONE) return off;
@@ -736,8 +747,30 @@ void client_flush_sends(struct worker *w) {
     }
 }
 
-void client_info_line(struct client *c, struct rbuf *out, long long now_ms) {
-    char line[1024];
+/* CLIENT LIST's flags, in Redis's order; N when none applies. */
+static const char *client_flag_letters(const struct client *c, char *buf) {
+    char *p = buf;
+    if (c->flags & CF_MONITOR) *p++ = 'O';
+    if (c->flags & CF_PUBSUB) *p++ = 'P';
+    if (c->multi) *p++ = 'x';
+    if (c->wait == WAIT_BLOCKED || c->wait == WAIT_PAUSED) *p++ = 'b';
+    if (c->watch_dirty) *p++ = 'd';
+    if (c->flags & CF_CLOSE_AFTER) *p++ = 'c';
+    if (c->flags & CF_NO_EVICT) *p++ = 'e';
+    if (c->flags & CF_NO_TOUCH) *p++ = 'T';
+    if (p == buf) *p++ = 'N';
+    *p = '\0';
+    return buf;
+}
+
+/* current: c is the client running this very command (CLIENT LIST/INFO).
+ * Its request then counts in qbuf, as in Redis, where it is still in the
+ * query buffer: parsed in place it is in no buffer of ours, and run as a
+ * transaction it has already left c->in. */
+void client_info_line(struct client *c, bool current, struct rbuf *out, long long now_ms) {
+    char line[1024], flags[16];
+    size_t qbuf = c->in.len - c->in_off;
+    if (current) qbuf = c->wait == WAIT_TX ? qbuf + c->cur_cmd_len : (qbuf > c->cur_cmd_len ? qbuf : c->cur_cmd_len);
     unsigned long long subs[PS_KINDS];
     client_pubsub_counts(c, subs);
     int n = snprintf(line, sizeof line,
@@ -745,8 +778,8 @@ void client_info_line(struct client *c, struct rbuf *out, long long now_ms) {
         "multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 oll=0 omem=%zu "
         "tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
-        (now_ms - c->ctime_ms) / 1000, (now_ms - c->last_ms) / 1000, (c->flags & CF_PUBSUB) ? "P" : "N", c->db,
-        subs[PS_CHANNEL], subs[PS_PATTERN], subs[PS_SHARD], c->in.len - c->in_off, c->in.cap - c->in.len, c->in.cap, client_output_size(c),
+        (now_ms - c->ctime_ms) / 1000, (now_ms - c->last_ms) / 1000, client_flag_letters(c, flags), c->db,
+        subs[PS_CHANNEL], subs[PS_PATTERN], subs[PS_SHARD], qbuf, c->in.cap - c->in.len, c->in.cap, client_output_size(c),
         sizeof *c + c->in.cap + c->out.cap + c->sending.cap, c->last_cmd, c->resp,
         c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
     rbuf_append(out, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);

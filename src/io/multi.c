@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "io_internal.h"
+#include "controls.h"
 
 #define ERR_EXECABORT "EXECABORT Transaction discarded because of previous errors."
 
@@ -159,6 +160,7 @@ static enum exec_result exec(struct client *c, const struct route *rt, int argc,
         ctx.reader = c->trk_reader;
         queue_watched(c, q);
         exec_queued(&ctx, q, c->watch_dirty);
+        if (RK_UNLIKELY(client_controls_on())) client_monitor_exec(c, q, !c->watch_dirty, ctx.db, argc, argv);
         command_count_call(rt->cmd, false);
         client_reply_written(c, out, start, queued, drop);
         discard(c);

@@ -41,6 +41,7 @@
 #include "ringkv/ring.h"
 #include "ringkv/watch.h"
 #include "io_internal.h"
+#include "controls.h"
 
 struct server srv;
 
@@ -169,8 +170,9 @@ static void worker_cron(struct worker *w) {
     long long period = 1000 / CONFIG_GET(hz);
     /* Active expiry is due every period but must not touch a shard that a
      * transaction holds; it then runs at the first iteration after the
-     * release, not a whole period later. */
-    if (w->now_ms - w->last_expire_ms >= period && !shard_is_held(w)) {
+     * release, not a whole period later. Nor does it run while a client
+     * pause is in force: as in Redis, a paused server deletes nothing. */
+    if (w->now_ms - w->last_expire_ms >= period && !shard_is_held(w) && !client_expiry_paused(w->now_ms)) {
         w->last_expire_ms = w->now_ms;
         shard_active_expire(&w->shard, w->now_ms, 1000 * 1000 / CONFIG_GET(hz) / 40);   /* 2.5% of a tick, as Redis */
     }
@@ -262,6 +264,7 @@ static void *worker_main(void *arg) {
         w->next_deadline_ms = w->blocked ? clients_block_cron(w) : LLONG_MAX;
         worker_cron(w);
         clients_resume_scheduled(w);
+        client_controls_tick(w);   /* paused clients whose pause is over, monitor lines */
         tracking_iteration(w);     /* invalidations: ours delivered, the others' into messages */
         xshard_flush(w);
         client_flush_sends(w);
@@ -313,17 +316,22 @@ int server_start(void) {
     db_ready_hook = block_notify;
     db_waiter_alive_hook = block_record_alive;
     db_watch_hook = watch_notify;
+    db_expire_paused_hook = client_expiry_paused;
     rk_msg_client = (struct msg_client_ops){ .live = client_live, .replies_ready = client_replies_ready,
                                              .tx_done = client_tx_done, .shard_free = clients_shard_free,
                                              .ready = client_ready, .watch_touched = client_watch_touched,
-                                             .deliver = pubsub_deliver, .tracking = tracking_deliver, };
+                                             .deliver = pubsub_deliver, .tracking = tracking_deliver,
+                                             .monitor_lines = monitor_lines_in };
     pubsub_send_hook = publish_send;
     rk_conn_ops = (struct conn_ops){ .close = client_close, .info_line = client_info_line,
                                      .unblock = client_unblock, .reset_transaction = client_reset_transaction,
                                      .reset_pubsub = client_pubsub_reset,
                                      .tracking_on = client_tracking_on, .tracking_off = client_tracking_off,
                                      .tracking_caching = client_tracking_caching,
-                                     .tracking_reset = client_tracking_reset };
+                                     .tracking_reset = client_tracking_reset,
+                                     .pause = pause_clients, .unpause = unpause_clients,
+                                     .monitor = client_monitor_start, .set_mode = client_set_mode,
+                                     .reset_controls = client_reset_controls };
 
     cpu_set_t allowed;
     CPU_ZERO(&allowed);

@@ -194,7 +194,7 @@ struct kv_entry **db_lookup_slot(struct cmd_ctx *c, struct slice key, unsigned f
     struct kv_entry **slot = table_find(&db->table, key.ptr, key.len, h);
 
     if (slot && RK_UNLIKELY(key_is_expired(*slot, c->now_ms))) {
-        if (!(flags & LOOKUP_NOEXPIRE))
+        if (!(flags & LOOKUP_NOEXPIRE) && !(db_expire_paused_hook && db_expire_paused_hook(c->now_ms)))
             expire_entry(c, s, db, key, h);
         slot = NULL;
     }
@@ -376,6 +376,7 @@ void shard_active_expire(struct shard *s, long long now_ms, uint64_t budget_us) 
 void (*db_ready_hook)(struct cmd_ctx *c, const struct block_record *r);
 _Atomic long rk_waiter_keys;
 bool (*db_waiter_alive_hook)(struct cmd_ctx *c, const struct block_record *r);
+bool (*db_expire_paused_hook)(long long now_ms);
 
 
 void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record *r) {

@@ -39,6 +39,14 @@ static void handle_msg(struct worker *w, struct xmsg *m) {
         rk_msg_client.watch_touched(w, &m->ready);
         free(m);
         break;
+    case XM_MONITOR:
+        rk_msg_client.monitor_lines(w, m->req.buf, m->req.len);
+        rbuf_free(&m->req);
+        free(m);
+        break;
+    case XM_WAKE:   /* only wakes us: the loop looks at its paused clients */
+        free(m);
+        break;
     case XM_TRACK:
         rk_msg_client.tracking(w, m->req.buf, m->req.len);
         rbuf_free(&m->req);
