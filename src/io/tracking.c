@@ -161,6 +161,13 @@ static void push_broken(struct client *c) {
     client_reply_written(c, out, start, queued, false);
 }
 
+/* A redirect client that said QUIT is gone already (Redis frees it right
+ * after the reply, before it could read anything else). */
+static struct client *redirect_live(struct worker *w, uint32_t idx, uint32_t gen) {
+    struct client *c = client_live(w, idx, gen);
+    return c && !(c->flags & CF_CLOSE_AFTER) ? c : NULL;
+}
+
 /* Tell tracking client c (of this thread) that the keys in arr changed. */
 static void invalidate_client(struct worker *w, struct client *c, struct slice arr) {
     struct client_tracking *t = c->trk;
@@ -173,7 +180,7 @@ static void invalidate_client(struct worker *w, struct client *c, struct slice a
         return;
     }
     if (t->redir.worker == w->id) {
-        struct client *to = client_live(w, t->redir.idx, t->redir.gen);
+        struct client *to = redirect_live(w, t->redir.idx, t->redir.gen);
         if (to) write_invalidation(to, arr, true);
         else push_broken(c);
         return;
@@ -309,7 +316,7 @@ void tracking_deliver(struct worker *w, const char *buf, size_t len) {
             }
             break;
         case TRK_REDIR: {
-            struct client *to = client_live(w, e.idx, e.gen);
+            struct client *to = redirect_live(w, e.idx, e.gen);
             if (to) {
                 write_invalidation(to, key, true);
             } else {

@@ -33,6 +33,7 @@
 #include "ringkv/pubsub_dir.h"
 #include "ringkv/command.h"
 #include "ringkv/util.h"
+#include "ringkv/tracking.h"
 #include "ringkv/watch.h"
 
 /* For one shard the multiplier 2^32 wraps to 0, which gives shard 0 as it should. */
@@ -164,6 +165,7 @@ static void swap_entry(struct kv_db *db, struct kv_entry **slot, struct kv_entry
 /* Deleting an expired key is a change for WATCH (not for c->dirty, as in
  * Redis): key must outlive the entry, the caller's copy. */
 static void expire_entry(struct cmd_ctx *c, struct shard *s, struct kv_db *db, struct slice key, uint64_t h) {
+    trk_key_gone(s, key);   /* client-side caching: before the entry (and key) may go */
     entry_free(drop_entry(db, key, h));
     s->stats.expired_keys++;
     db_touch_watched(c, c->db, key, true);
@@ -173,6 +175,7 @@ void db_expire_found(struct cmd_ctx *c, struct shard *s, struct kv_db *db, struc
     struct slice key = entry_key_slice(e);
     uint64_t h = table_hash(key.ptr, key.len);
     if (RK_LIKELY(atomic_load_explicit(&rk_watch_records, memory_order_relaxed) == 0)) {
+        trk_key_gone(s, key);
         entry_free(drop_entry(db, key, h));
         s->stats.expired_keys++;
         return;
