@@ -137,6 +137,9 @@ struct cmd_ctx {
  * changed (db_changed, watch.h). Costs one flag test and, for writes that
  * changed something, a relaxed load while nobody waits. */
 void ctx_wrote_slow(struct cmd_ctx *c);
+/* After a blocking command that did not block (command_call): its waiter
+ * records go, and the next waiter of its keys gets its turn. */
+void ctx_served(struct cmd_ctx *c);
 extern _Atomic long rk_waiter_keys;
 /* Client-side caching: a write command invalidates its keys while anyone
  * tracks (cmd_tracking.c); ctx_track_read records a tracked client's reads. */

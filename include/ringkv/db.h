@@ -63,9 +63,11 @@ struct shard {
 /*
  * Blocking commands. A client whose BLPOP (etc.) found nothing leaves one
  * record per key in the owning shard's waiters, in arrival order. A write
- * that may serve them calls db_signal_ready(): the key's records are taken,
- * oldest first, and each waiter is told (db_ready_hook) to run its command
- * again. The hook is the I/O layer's; unit tests leave it NULL.
+ * that may serve them calls db_signal_ready(): if the key holds a value,
+ * the first waiter is told (db_ready_hook) to run its command again; the
+ * next one is told once the first was served (db_waiter_served) or has
+ * gone (db_waiter_declined), so waiters on any thread are served oldest
+ * first. The hook is the I/O layer's; unit tests leave it NULL.
  */
 struct block_record {
     uint32_t worker, idx, gen, seq;
@@ -81,6 +83,13 @@ extern bool (*db_waiter_alive_hook)(struct cmd_ctx *c, const struct block_record
 extern bool (*db_expire_paused_hook)(long long now_ms);
 void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record *r);
 void db_signal_ready(struct cmd_ctx *c, struct slice key);
+/* r's client ran its blocking command to the end (served, timed out, an
+ * error): its records on key go; if it was first, the next one is woken. */
+void db_waiter_served(struct cmd_ctx *c, struct slice key, const struct block_record *r);
+/* Record r (exactly) of this shard (c->shard) belongs to a client that
+ * will not run again (gone, CLIENT UNBLOCK ERROR): it goes, and where it
+ * was first the next waiter is woken. */
+void db_waiter_declined(struct cmd_ctx *c, const struct block_record *r);
 /* The key of a per-shard registry (waiters, watched keys): the database
  * number, then the key bytes, in buf. */
 static inline struct slice db_registry_key(struct rbuf *buf, int db, struct slice key) {

@@ -76,3 +76,14 @@ void ctx_wrote_slow(struct cmd_ctx *c) {
     }
     if (pos != small) free(pos);
 }
+
+/* A blocking command ran to its end with the client's identity (served,
+ * timed out, or an error): the client no longer waits on its keys, and
+ * where it was first in line the next waiter gets its turn (db.h). */
+void ctx_served(struct cmd_ctx *c) {
+    int small[16];
+    int *pos = c->argc <= 16 ? small : rk_malloc((size_t)c->argc * sizeof *pos);
+    int n = command_key_positions(c->cmd, c->argc, c->argv, pos, c->argc);
+    for (int i = 0; i < n; i++) db_waiter_served(c, c->argv[pos[i]], c->waiter);
+    if (pos != small) free(pos);
+}

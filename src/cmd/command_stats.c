@@ -173,6 +173,9 @@ void command_call(struct cmd_ctx *c) {
         record_sample(s, clock_ns() - t0);
     }
     if (RK_UNLIKELY(c->block)) return;   /* it runs again when woken: that run is the call */
+    if (RK_UNLIKELY(c->cmd->flags & CMD_BLOCKING) && c->waiter &&
+        atomic_load_explicit(&rk_waiter_keys, memory_order_relaxed) != 0)
+        ctx_served(c);   /* before ctx_wrote: its pop wakes the next waiter, not itself */
     s->calls++;
     if (RK_UNLIKELY(out->len > start && out->buf[start] == '-')) s->failed++;
     if (RK_UNLIKELY(c->reader != NULL)) ctx_track_read(c);   /* client-side caching */

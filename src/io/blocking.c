@@ -5,16 +5,21 @@
  * A blocking command that finds nothing to serve registers its client on
  * each key (ctx_block_on) and writes no reply; its bytes stay unconsumed in
  * the client's input and the client waits on w->blocked, with its deadline.
- * A write that may serve it signals the key: the owning shard takes the
- * key's records, oldest first, and tells each waiter's thread (its own
- * ready queue, or an XM_READY message). The waiter runs its command again
- * at the top of the loop, never inside another command: the pop is then an
- * ordinary atomic command, so an element goes to exactly one client, and a
- * client that finds nothing blocks again. When the deadline passes it runs
- * once more with block_timed_out set, and replies its timeout reply.
+ * A write that may serve it signals the key: the owning shard tells the
+ * key's first waiter's thread (its own ready queue, or an XM_READY
+ * message). The waiter runs its command again at the top of the loop,
+ * never inside another command: the pop is then an ordinary atomic
+ * command, so an element goes to exactly one client, and a client that
+ * finds nothing blocks again in its place. When it is served, the next
+ * waiter is told (db_waiter_served). When the deadline passes it runs once
+ * more with block_timed_out set, and replies its timeout reply.
  *
- * Every attempt has its own block_seq; a record of an older attempt, or of
- * a client that has gone, is stale and ignored.
+ * Every attempt has its own block_seq; a record of an older attempt is
+ * stale and ignored. A wake-up for a client that has gone, or that CLIENT
+ * UNBLOCK ERROR took out of its wait, is declined: the record goes back to
+ * the shards, which drop it and wake the next waiter. The thread does not
+ * know which shard holds the record, so it tells every one; a declined
+ * record travels as an XM_READY whose worker is not the receiver's.
  */
 #include "ringkv/server.h"
 
@@ -22,6 +27,7 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 void client_unlink_blocked(struct client *c) {
     struct client **pp = &c->w->blocked;
@@ -56,9 +62,35 @@ void client_consume_pending(struct client *c, size_t len) {
     if (c->in_off >= c->in.len) c->in.len = c->in_off = 0;
 }
 
+/* Declined records for this thread's shard, dropped at the top of the
+ * loop when the shard is not held by a transaction. */
+static _Thread_local struct rbuf declined;
+
+static void decline(struct worker *w, const struct block_record *r) {
+    for (unsigned s = 0; s < srv.nworkers; s++) {
+        if (s == w->id) {
+            rbuf_append(&declined, r, sizeof *r);
+            continue;
+        }
+        struct xmsg *m = rk_calloc(1, sizeof *m);
+        m->type = XM_READY;
+        m->from = (uint8_t)w->id;
+        m->ready = *r;
+        xshard_send(w, s, m);
+    }
+}
+
 void client_ready(struct worker *w, const struct block_record *r) {
+    if (r->worker != w->id) {   /* another thread declined it (see decline) */
+        rbuf_append(&declined, r, sizeof *r);
+        return;
+    }
     struct client *c = client_by_ref(w, r->idx, r->gen);
-    if (!c || (c->flags & CF_CLOSING) || c->wait != WAIT_BLOCKED || c->block_seq != r->seq) return;
+    if (!c || (c->flags & CF_CLOSING)) {
+        decline(w, r);
+        return;
+    }
+    if (c->wait != WAIT_BLOCKED || c->block_seq != r->seq) return;
     client_unlink_blocked(c);
     client_resume(c);
 }
@@ -78,6 +110,18 @@ void block_notify(struct cmd_ctx *c, const struct block_record *r) {
 }
 
 void clients_wake_ready(struct worker *w) {
+    if (declined.len && !shard_is_held(w)) {
+        struct rbuf batch = declined;
+        declined = (struct rbuf){0};
+        struct cmd_ctx ctx;
+        ctx_init(&ctx, w, NULL, 0, NULL, 0, 2, NULL);
+        for (size_t off = 0; off + sizeof(struct block_record) <= batch.len; off += sizeof(struct block_record)) {
+            struct block_record r;
+            memcpy(&r, batch.buf + off, sizeof r);
+            db_waiter_declined(&ctx, &r);
+        }
+        rbuf_free(&batch);
+    }
     while (w->ready.len) {
         /* waking may queue more: take the batch first */
         struct rbuf batch = w->ready;
@@ -125,6 +169,8 @@ bool client_unblock(struct client *c, bool error) {
     if (error) {
         struct reply r = { &c->out, c->resp };
         reply_error(&r, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        /* its command will not run again: its place in line goes */
+        decline(c->w, &(struct block_record){ c->w->id, c->idx, c->gen, c->block_seq });
         client_consume_pending(c, c->block_cmd_len);
         client_unblocked(c);
         client_mark_flush(c);

@@ -382,45 +382,150 @@ bool (*db_waiter_alive_hook)(struct cmd_ctx *c, const struct block_record *r);
 bool (*db_expire_paused_hook)(long long now_ms);
 
 
+static bool same_client(const struct block_record *a, const struct block_record *b) {
+    return a->worker == b->worker && a->idx == b->idx && a->gen == b->gen;
+}
+
+/* Whether key (database c->db of s) holds a value: only then may its
+ * first waiter be served. Nothing is deleted. */
+static bool key_present(struct cmd_ctx *c, struct shard *s, struct slice key) {
+    struct kv_entry **slot = table_find(&s->dbs[c->db].table, key.ptr, key.len, key_hash(key));
+    return slot && !key_is_expired(*slot, c->now_ms);
+}
+
+/* Wake the first waiter of registry key wk (records recs) if key has a
+ * value. */
+static void wake_first(struct cmd_ctx *c, struct shard *s, struct slice key, struct slice recs) {
+    if (recs.len < sizeof(struct block_record) || !key_present(c, s, key)) return;
+    struct block_record first;
+    memcpy(&first, recs.ptr, sizeof first);
+    if (db_ready_hook) db_ready_hook(c, &first);
+}
+
 void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record *r) {
     struct shard *s = owner_shard(c, key);
     if (!s->waiters) s->waiters = hashmap_new(true);
     struct rbuf k = {0}, v = {0};
     struct slice wk = db_registry_key(&k, c->db, key), old;
     /* Keep the older records in order, but not this client's earlier ones
-     * (a client polling with a timeout would pile them up) nor dead ones. */
-    bool known = hashmap_get(s->waiters, wk, &old);
+     * (a client polling with a timeout would pile them up) nor dead ones.
+     * A client that was woken and found nothing keeps its place. */
+    bool known = hashmap_get(s->waiters, wk, &old), placed = false;
     if (!known) atomic_fetch_add_explicit(&rk_waiter_keys, 1, memory_order_relaxed);
     if (known) {
         for (size_t off = 0; off + sizeof *r <= old.len; off += sizeof *r) {
             struct block_record o;
             memcpy(&o, old.ptr + off, sizeof o);
             bool mine = o.worker == r->worker && o.idx == r->idx;
-            if (!mine && (!db_waiter_alive_hook || db_waiter_alive_hook(c, &o))) rbuf_append(&v, &o, sizeof o);
+            if (mine && c->rerun && !placed && o.gen == r->gen) {
+                rbuf_append(&v, r, sizeof *r);
+                placed = true;
+            } else if (!mine && (!db_waiter_alive_hook || db_waiter_alive_hook(c, &o))) {
+                rbuf_append(&v, &o, sizeof o);
+            }
         }
     }
-    rbuf_append(&v, r, sizeof *r);
+    if (!placed) rbuf_append(&v, r, sizeof *r);
     hashmap_set(s->waiters, wk, (struct slice){ v.buf, v.len });
     rbuf_free(&k);
     rbuf_free(&v);
 }
 
+/* Serving in arrival order: only the first waiter is woken. The others
+ * are woken in turn as the one before them is served (db_waiter_served) or
+ * turns out to have gone (db_waiter_declined); a woken waiter that finds
+ * nothing blocks again in its place. So waiters on any thread are served
+ * oldest first, as in Redis. */
 void db_signal_ready(struct cmd_ctx *c, struct slice key) {
     struct shard *s = owner_shard(c, key);
     if (RK_LIKELY(!s->waiters || hashmap_count(s->waiters) == 0)) return;
     struct rbuf k = {0};
     struct slice wk = db_registry_key(&k, c->db, key), recs;
-    if (hashmap_get(s->waiters, wk, &recs)) {
-        size_t n = recs.len / sizeof(struct block_record);
-        struct block_record *copy = rk_malloc(recs.len ? recs.len : 1);
-        memcpy(copy, recs.ptr, recs.len);
-        hashmap_delete(s->waiters, wk);
-        atomic_fetch_sub_explicit(&rk_waiter_keys, 1, memory_order_relaxed);
-        for (size_t i = 0; i < n; i++)
-            if (db_ready_hook) db_ready_hook(c, &copy[i]);
-        free(copy);
-    }
+    if (hashmap_get(s->waiters, wk, &recs)) wake_first(c, s, key, recs);
     rbuf_free(&k);
+}
+
+/* Drop the records matching r from the registry key wk (of database
+ * c->db, key `key`): every record of r's client when `exact` is false, else
+ * only r itself. If the first waiter went, the next one is woken. */
+static void drop_waiter(struct cmd_ctx *c, struct shard *s, struct slice wk, struct slice key,
+                        const struct block_record *r, bool exact) {
+    struct slice recs;
+    if (!hashmap_get(s->waiters, wk, &recs)) return;
+    struct rbuf v = {0}, kk = {0};
+    bool first_went = false;
+    size_t i = 0;
+    for (size_t off = 0; off + sizeof *r <= recs.len; off += sizeof *r, i++) {
+        struct block_record o;
+        memcpy(&o, recs.ptr + off, sizeof o);
+        bool match = same_client(&o, r) && (!exact || o.seq == r->seq);
+        if (match) first_went |= i == 0;
+        else rbuf_append(&v, &o, sizeof o);
+    }
+    if (v.len == recs.len) {   /* nothing matched */
+        rbuf_free(&v);
+        return;
+    }
+    rbuf_append(&kk, wk.ptr, wk.len);   /* wk may point into the map */
+    struct slice key_copy = { kk.buf, kk.len };
+    if (v.len) {
+        hashmap_set(s->waiters, key_copy, (struct slice){ v.buf, v.len });
+        if (first_went) {
+            struct slice k2 = { kk.buf + (key.ptr - wk.ptr), key.len };
+            wake_first(c, s, k2, (struct slice){ v.buf, v.len });
+        }
+    } else {
+        hashmap_delete(s->waiters, key_copy);
+        atomic_fetch_sub_explicit(&rk_waiter_keys, 1, memory_order_relaxed);
+    }
+    rbuf_free(&v);
+    rbuf_free(&kk);
+}
+
+void db_waiter_served(struct cmd_ctx *c, struct slice key, const struct block_record *r) {
+    struct shard *s = owner_shard(c, key);
+    if (!s->waiters || hashmap_count(s->waiters) == 0) return;
+    struct rbuf k = {0};
+    struct slice wk = db_registry_key(&k, c->db, key);
+    drop_waiter(c, s, wk, (struct slice){ wk.ptr + sizeof(uint16_t), key.len }, r, false);
+    rbuf_free(&k);
+}
+
+void db_waiter_declined(struct cmd_ctx *c, const struct block_record *r) {
+    struct shard *s = c->shard;
+    if (!s->waiters || hashmap_count(s->waiters) == 0) return;
+    /* which keys hold it is not known: look at every one (rare: only a
+     * waiter that went away while first in line is declined) */
+    struct rbuf keys = {0};
+    struct hashmap_iter it = hashmap_iter_start(s->waiters);
+    for (const struct hm_elem *e; (e = hashmap_iter_next(&it));) {
+        struct slice recs = hm_elem_val(e);
+        for (size_t off = 0; off + sizeof *r <= recs.len; off += sizeof *r) {
+            struct block_record o;
+            memcpy(&o, recs.ptr + off, sizeof o);
+            if (same_client(&o, r) && o.seq == r->seq) {
+                struct slice k = hm_elem_key(e);
+                uint32_t len = (uint32_t)k.len;
+                rbuf_append(&keys, &len, sizeof len);
+                rbuf_append(&keys, k.ptr, k.len);
+                break;
+            }
+        }
+    }
+    int saved = c->db;
+    for (size_t off = 0; off < keys.len;) {
+        uint32_t len;
+        memcpy(&len, keys.buf + off, sizeof len);
+        struct slice wk = { keys.buf + off + sizeof len, len };
+        off += sizeof len + len;
+        uint16_t d;
+        memcpy(&d, wk.ptr, sizeof d);
+        if (d >= s->ndb) continue;
+        c->db = d;
+        drop_waiter(c, s, wk, (struct slice){ wk.ptr + sizeof d, wk.len - sizeof d }, r, true);
+    }
+    c->db = saved;
+    rbuf_free(&keys);
 }
 
 /* SWAPDB: every key of the database may have changed. */

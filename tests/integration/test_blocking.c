@@ -1,6 +1,7 @@
 /*
  * Blocking list commands: a waiter is served by a push from another
- * connection (keys on different shards too), oldest waiter first, exactly
+ * connection (keys on different shards too), oldest waiter first (on any
+ * thread, also when the first in line has gone or was unblocked), exactly
  * once; timeouts with sub-second precision; disconnected and killed waiters
  * lose nothing; a blocked connection does not hold up others.
  */
@@ -44,9 +45,8 @@ static void test_timeout(void **state) {
     raw_close(w);
 }
 
-/* Oldest waiter first holds for waiters on one thread; across threads the
- * first to run its command again wins (see ARCHITECTURE.md). Exactly once
- * always holds. */
+/* Oldest waiter first, wherever the waiters' connections live, and
+ * exactly once. */
 static void test_fifo_and_exactly_once(void **state) {
     struct fixture *f = FIX(state);
     struct raw *a = raw_connect(&f->srv), *b = raw_connect(&f->srv);
@@ -61,14 +61,79 @@ static void test_fifo_and_exactly_once(void **state) {
     assert_int_equal(ra->n, 2);
     assert_int_equal(rb->n, 2);
     const char *ga = ra->elem[1]->str, *gb = rb->elem[1]->str;
-    assert_true((!strcmp(ga, "first") && !strcmp(gb, "second")) || (!strcmp(ga, "second") && !strcmp(gb, "first")));
-    if (h_threads() == 1 || h_redis_mode()) assert_string_equal(ga, "first");
+    assert_string_equal(ga, "first");
+    assert_string_equal(gb, "second");
     rv_free(ra);
     rv_free(rb);
     INT(f->c, 0, "LLEN bk:q");
     raw_close(a);
     raw_close(b);
 }
+
+/* Wait (bounded) until n clients are blocked. */
+static void wait_blocked(redisContext *c, long long n) {
+    for (int i = 0; i < 1000; i++) {
+        if (info_ll(c, "clients", "blocked_clients") == n) return;
+        h_sleep_ms(5);
+    }
+    fail_msg("blocked_clients did not reach %lld", n);
+}
+
+/* Many waiters on connections spread over the threads, blocked one after
+ * the other: one push of as many elements serves them in that order, also
+ * when the first in line has disconnected or was CLIENT UNBLOCKed with an
+ * error (the turn passes on), and with waiters of several keys. */
+#define NWAIT 6
+static void test_oldest_first_everywhere(void **state) {
+    struct fixture *f = FIX(state);
+    for (int round = 0; round < 3; round++) {
+        struct raw *w[NWAIT + 1];
+        long long id0 = 0;
+        for (int i = 0; i <= NWAIT; i++) {
+            w[i] = raw_connect(&f->srv);
+            if (i == 0) {
+                raw_cmd(w[i], "CLIENT ID");
+                struct rv *r = raw_reply(w[i]);
+                id0 = r->integer;
+                rv_free(r);
+            }
+            raw_cmd(w[i], i % 2 || i == 0 ? "BLPOP bk:o 0" : "BLMPOP 0 2 bk:other bk:o LEFT COUNT 1");
+            wait_blocked(f->c, i + 1);
+        }
+        int first = round == 0 ? 0 : 1;   /* rounds 1 and 2: the first in line leaves it */
+        if (round == 1) {
+            raw_abort(w[0]);               /* gone */
+            wait_blocked(f->c, NWAIT);
+        } else if (round == 2) {
+            INT(f->c, 1, "CLIENT UNBLOCK %lld ERROR", id0);
+            struct rv *e = raw_reply(w[0]);
+            assert_int_equal(e->type, '-');
+            rv_free(e);
+            raw_close(w[0]);
+        }
+        char push[256] = "RPUSH bk:o";
+        for (int i = first; i <= NWAIT; i++)
+            snprintf(push + strlen(push), sizeof push - strlen(push), " e%d", i);
+        INT(f->c, NWAIT + 1 - first, push);
+        for (int i = first; i <= NWAIT; i++) {
+            struct rv *r = raw_reply(w[i]);
+            char want[8];
+            snprintf(want, sizeof want, "e%d", i);
+            assert_int_equal(r->n, 2);
+            if (i % 2 || i == 0) {
+                assert_string_equal(r->elem[1]->str, want);
+            } else {
+                assert_int_equal(r->elem[1]->n, 1);
+                assert_string_equal(r->elem[1]->elem[0]->str, want);
+            }
+            rv_free(r);
+            raw_close(w[i]);
+        }
+        INT(f->c, 0, "LLEN bk:o");
+        wait_blocked(f->c, 0);
+    }
+}
+#undef NWAIT
 
 static void test_gone_waiters_lose_nothing(void **state) {
     struct fixture *f = FIX(state);
@@ -259,6 +324,7 @@ int main(void) {
         cmocka_unit_test_setup(test_served_by_push, h_flushall),
         cmocka_unit_test_setup(test_timeout, h_flushall),
         cmocka_unit_test_setup(test_fifo_and_exactly_once, h_flushall),
+        cmocka_unit_test_setup(test_oldest_first_everywhere, h_flushall),
         cmocka_unit_test_setup(test_gone_waiters_lose_nothing, h_flushall),
         cmocka_unit_test_setup(test_blmove_and_blmpop, h_flushall),
         cmocka_unit_test_setup(test_sorted_sets, h_flushall),
