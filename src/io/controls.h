@@ -69,5 +69,9 @@ void client_monitor_tx_done(struct client *c, const struct tx_request *req, bool
 void monitor_lines_in(struct worker *w, const char *p, size_t len);
 void monitor_flush(struct worker *w);
 bool monitor_pending(const struct worker *w);
+void monitor_worker_free(struct worker *w);   /* at exit */
+/* One line as Redis writes it for its monitors (unit-tested). */
+void monitor_format(struct rbuf *b, long sec, long usec, int db, const char *addr, int argc,
+                    const struct slice *argv);
 
 #endif

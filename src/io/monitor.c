@@ -166,17 +166,10 @@ static void deliver_local(struct monitor_local *ml, const char *p, size_t len) {
     }
 }
 
-static void feed(struct client *c, int db, int argc, const struct slice *argv) {
-    struct worker *w = c->w;
-    struct monitor_local *ml = &mon[w->id];
-    uint64_t mask = atomic_load_explicit(&rk_controls.monitor_threads, memory_order_relaxed);
-    if (!mask) return;
-    struct rbuf *b = &ml->line;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    b->len = 0;
+void monitor_format(struct rbuf *b, long sec, long usec, int db, const char *addr, int argc,
+                    const struct slice *argv) {
     char head[160];
-    int n = snprintf(head, sizeof head, "+%ld.%06ld [%d %s] ", (long)ts.tv_sec, ts.tv_nsec / 1000, db, c->addr);
+    int n = snprintf(head, sizeof head, "+%ld.%06ld [%d %s] ", sec, usec, db, addr);
     rbuf_append(b, head, (size_t)n < sizeof head ? (size_t)n : sizeof head - 1);
     bool small[16] = {0};
     bool *red = argc <= 16 ? small : rk_calloc((size_t)argc, sizeof *red);
@@ -188,6 +181,18 @@ static void feed(struct client *c, int db, int argc, const struct slice *argv) {
     }
     if (red != small) free(red);
     rbuf_append(b, "\r\n", 2);
+}
+
+static void feed(struct client *c, int db, int argc, const struct slice *argv) {
+    struct worker *w = c->w;
+    struct monitor_local *ml = &mon[w->id];
+    uint64_t mask = atomic_load_explicit(&rk_controls.monitor_threads, memory_order_relaxed);
+    if (!mask) return;
+    struct rbuf *b = &ml->line;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    b->len = 0;
+    monitor_format(b, (long)ts.tv_sec, ts.tv_nsec / 1000, db, c->addr, argc, argv);
     while (mask) {
         unsigned t = (unsigned)__builtin_ctzll(mask);
         mask &= mask - 1;
@@ -249,4 +254,18 @@ void monitor_flush(struct worker *w) {
 
 void monitor_lines_in(struct worker *w, const char *p, size_t len) {
     deliver_local(&mon[w->id], p, len);
+}
+
+/* At exit, after every thread stopped. */
+void monitor_worker_free(struct worker *w) {
+    struct monitor_local *ml = &mon[w->id];
+    for (unsigned t = 0; t < RK_MAX_THREADS; t++) {
+        if (!ml->out[t]) continue;
+        rbuf_free(&ml->out[t]->req);
+        free(ml->out[t]);
+        ml->out[t] = NULL;
+    }
+    free(ml->mons);
+    rbuf_free(&ml->line);
+    memset(ml, 0, sizeof *ml);
 }

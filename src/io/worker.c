@@ -383,6 +383,7 @@ static void worker_teardown(struct worker *w) {
     free(w->free_idx);
     xshard_teardown(w);
     pubsub_worker_free(w);
+    monitor_worker_free(w);
     /* shutdown() stops listening at once; after close() alone the armed
      * accept keeps the socket listening until the kernel has finished
      * tearing the ring down, after this process has gone, and a server
