@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "ringkv/notify.h"
 #include "ringkv/command.h"
 #include "ringkv/command_def.h"
 #include "ringkv/config.h"
@@ -85,6 +86,7 @@ static void hset_generic(struct cmd_ctx *c, bool hmset) {
     for (int j = 2; j < c->argc; j += 2)
         created += hash_set(&h, c->argv[j], c->argv[j + 1]);
     hash_commit(c, c->argv[1], slot, h, true);
+    notify(c, NOTIFY_HASH, "hset", c->argv[1]);
     if (hmset)
         reply_ok(&c->r);
     else
@@ -158,7 +160,10 @@ static void cmd_hdel(struct cmd_ctx *c) {
         if (hash_len(h) == 0)
             break;
     }
+    bool emptied = hash_len(h) == 0;
     hash_commit(c, c->argv[1], slot, h, deleted > 0);
+    if (deleted) notify(c, NOTIFY_HASH, "hdel", c->argv[1]);
+    if (emptied) notify(c, NOTIFY_GENERIC, "del", c->argv[1]);
     reply_int(&c->r, deleted);
 }
 
@@ -241,6 +246,7 @@ static void cmd_hincrby(struct cmd_ctx *c) {
     int n = ll_to_str(out, sizeof out, value);
     hash_set(&h, c->argv[2], (struct slice){ out, (size_t)n });
     hash_commit(c, c->argv[1], slot, h, true);
+    notify(c, NOTIFY_HASH, "hincrby", c->argv[1]);
     reply_int(&c->r, value);
 }
 

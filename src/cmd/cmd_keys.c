@@ -23,6 +23,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "ringkv/notify.h"
 #include "ringkv/command.h"
 #include "ringkv/watch.h"
 #include "ringkv/config.h"
@@ -87,8 +88,11 @@ static bool dbindex_or_reply(struct cmd_ctx *c, struct slice s, int *out) {
 
 static void delete_keys(struct cmd_ctx *c) {
     long long n = 0;
-    for (int j = 1; j < c->argc; j++)
-        n += db_delete(c, c->argv[j]);
+    for (int j = 1; j < c->argc; j++) {
+        if (!db_delete(c, c->argv[j])) continue;
+        n++;
+        notify(c, NOTIFY_GENERIC, "del", c->argv[j]);
+    }
     reply_int(&c->r, n);
 }
 
@@ -471,10 +475,13 @@ static void expire_generic(struct cmd_ctx *c, long long basetime, bool seconds) 
         reply_int(&c->r, 0);
         return;
     }
-    if (when <= c->now_ms)   /* a time in the past deletes the key */
+    if (when <= c->now_ms) {   /* a time in the past deletes the key */
         db_delete(c, key);
-    else
+        notify(c, NOTIFY_GENERIC, "del", key);
+    } else {
         db_set_expire(c, slot, when);
+        notify(c, NOTIFY_GENERIC, "expire", key);
+    }
     reply_int(&c->r, 1);
     return;
 invalid:

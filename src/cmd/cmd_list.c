@@ -22,6 +22,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "ringkv/notify.h"
 #include "ringkv/command.h"
 #include "ringkv/command_def.h"
 #include "ringkv/config.h"
@@ -126,6 +127,7 @@ static void push_generic(struct cmd_ctx *c, bool tail, bool xx) {
     list_grew(&l);
     size_t len = list_len(l);
     list_commit(c, c->argv[1], slot, l, true);
+    notify(c, NOTIFY_LIST, tail ? "rpush" : "lpush", c->argv[1]);
     reply_int(&c->r, (long long)len);
     db_signal_ready(c, c->argv[1]);
 }
@@ -156,7 +158,10 @@ static void pop_generic(struct cmd_ctx *c, bool tail) {
     if (hascount && !count) reply_array(&c->r, 0);
     else if (hascount) pop_range_reply(c, &l, tail, count);
     else pop_one_reply(c, &l, tail);
-    commit_removal(c, c->argv[1], slot, l, !hascount || count);
+    bool popped = !hascount || count, emptied = list_len(l) == 0;
+    commit_removal(c, c->argv[1], slot, l, popped);
+    if (popped) notify(c, NOTIFY_LIST, tail ? "rpop" : "lpop", c->argv[1]);
+    if (emptied) notify(c, NOTIFY_GENERIC, "del", c->argv[1]);
 }
 
 static void cmd_lpop(struct cmd_ctx *c) { pop_generic(c, false); }

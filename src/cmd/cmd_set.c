@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "ringkv/notify.h"
 #include "ringkv/command_def.h"
 #include "ringkv/db.h"
 #include "ringkv/scan_cursor.h"
@@ -80,6 +81,7 @@ static void cmd_sadd(struct cmd_ctx *c) {
     long long added = 0;
     for (int j = 2; j < c->argc; j++) added += set_obj_add(&s, c->argv[j]);
     set_commit(c, c->argv[1], slot, s, added > 0);
+    if (added) notify(c, NOTIFY_SET, "sadd", c->argv[1]);
     reply_int(&c->r, added);
 }
 
@@ -93,7 +95,10 @@ static void cmd_srem(struct cmd_ctx *c) {
             removed += set_obj_remove(&s, c->argv[j]);
             if (set_obj_count(s) == 0) break;
         }
+        bool emptied = set_obj_count(s) == 0;
         set_commit(c, c->argv[1], slot, s, removed > 0);
+        if (removed) notify(c, NOTIFY_SET, "srem", c->argv[1]);
+        if (emptied) notify(c, NOTIFY_GENERIC, "del", c->argv[1]);
     }
     reply_int(&c->r, removed);
 }

@@ -18,6 +18,7 @@
 #include <math.h>
 
 #include "ringkv/watch.h"
+#include "ringkv/notify.h"
 #include "ringkv/command.h"
 #include "ringkv/config.h"
 #include "ringkv/db.h"
@@ -213,6 +214,8 @@ static void set_generic(struct cmd_ctx *c, const struct string_opts *o, struct s
         return;
     }
     put_string(c, slot, key, val, when, o->flags & OPT_KEEPTTL);
+    notify(c, NOTIFY_STRING, "set", key);
+    if (when != NO_EXPIRE) notify(c, NOTIFY_GENERIC, "expire", key);
     if (!(o->flags & OPT_GET)) {
         if (int_reply) reply_int(&c->r, 1);
         else reply_ok(&c->r);
@@ -309,8 +312,10 @@ static void mset_generic(struct cmd_ctx *c, bool nx) {
             }
         }
     }
-    for (int j = 1; j < c->argc; j += 2)
+    for (int j = 1; j < c->argc; j += 2) {
         set_string(c, c->argv[j], c->argv[j + 1]);
+        notify(c, NOTIFY_STRING, "set", c->argv[j]);
+    }
     if (nx)
         reply_int(&c->r, 1);
     else
@@ -337,6 +342,7 @@ void cmd_append(struct cmd_ctx *c) {
         return;
     if (!slot) {
         db_insert(c, entry_new_string(key, add, NO_EXPIRE));
+        notify(c, NOTIFY_STRING, "append", key);
         reply_int(&c->r, (long long)add.len);
         return;
     }
@@ -348,6 +354,7 @@ void cmd_append(struct cmd_ctx *c) {
     if (add.len)
         memcpy(entry_val(*slot) + len, add.ptr, add.len);
     db_changed(c, key, false);   /* also an empty APPEND, as Redis signals it */
+    notify(c, NOTIFY_STRING, "append", key);
     reply_int(&c->r, (long long)(len + add.len));
 }
 
@@ -449,6 +456,7 @@ static void incr_generic(struct cmd_ctx *c, long long by) {
     v += by;
     int n = ll_to_str(buf, sizeof buf, v);
     put_string(c, slot, c->argv[1], (struct slice){ buf, (size_t)n }, NO_EXPIRE, true);
+    notify(c, NOTIFY_STRING, "incrby", c->argv[1]);
     reply_int(&c->r, v);
 }
 

@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "ringkv/notify.h"
 #include "ringkv/command.h"
 #include "ringkv/command_def.h"
 #include "ringkv/config.h"
@@ -160,6 +161,7 @@ static void zadd_generic(struct cmd_ctx *c, int flags) {
         score = newscore;
     }
     zset_commit(c, c->argv[1], slot, z, added || updated);
+    if (added || updated) notify(c, NOTIFY_ZSET, incr ? "zincr" : "zadd", c->argv[1]);
 reply:
     if (incr) {
         if (processed) reply_double(&c->r, score);
@@ -193,7 +195,10 @@ static void cmd_zrem(struct cmd_ctx *c) {
         if (zset_len(z) == 0)
             break;
     }
+    bool emptied = zset_len(z) == 0;
     zset_commit(c, c->argv[1], slot, z, deleted > 0);
+    if (deleted) notify(c, NOTIFY_ZSET, "zrem", c->argv[1]);
+    if (emptied) notify(c, NOTIFY_GENERIC, "del", c->argv[1]);
     reply_int(&c->r, deleted);
 }
 
