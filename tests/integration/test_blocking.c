@@ -117,7 +117,7 @@ static void test_oldest_first_everywhere(void **state) {
         INT(f->c, NWAIT + 1 - first, push);
         for (int i = first; i <= NWAIT; i++) {
             struct rv *r = raw_reply(w[i]);
-            char want[8];
+            char want[16];
             snprintf(want, sizeof want, "e%d", i);
             assert_int_equal(r->n, 2);
             if (i % 2 || i == 0) {
