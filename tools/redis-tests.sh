@@ -63,6 +63,14 @@ EOF
     sed -i 's/^\(\s*\)r function flush$/\1catch {r function flush}/' "$SUITE/support/server.tcl"
 }
 
+# Units derived from Redis's: pubsubshard is tagged external:skip only because
+# its last block needs a replica; the blocks before it run against any server.
+derive_units() {
+    mkdir -p "$SUITE/unit/ringkv"
+    awk '/^start_server/ && ++n == 2 { exit } { sub(/ external:skip/, ""); print }' \
+        "$SUITE/unit/pubsubshard.tcl" >"$SUITE/unit/ringkv/pubsubshard.tcl"
+}
+
 # A loopback port nobody listens on (bash only: nothing to install), below
 # the kernel's ephemeral range so no client socket holds it either.
 free_port() {
@@ -102,6 +110,7 @@ for a in "$@"; do
     esac
 done
 fetch_suite
+derive_units
 [ ${#units[@]} -eq 0 ] && mapfile -t units < <(expected_units)
 
 if [ -z "${RINGKV_SERVER:-}" ]; then
