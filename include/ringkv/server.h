@@ -63,6 +63,7 @@ enum client_wait {
 #define CF_CANCEL_SENT    (1u << 8)
 #define CF_RESUME_SCHEDULED (1u << 9) /* on w->resume_list */
 #define CF_TRACKING       (1u << 10)  /* CLIENT TRACKING on (io/tracking.c) */
+#define CF_CLOSE_ASAP     (1u << 11)  /* close at the end of the iteration, output dropped */
 #define CF_MONITOR        (1u << 24)  /* MONITOR: gets a line per command (io/monitor.c) */
 #define CF_NO_EVICT       (1u << 25)  /* CLIENT NO-EVICT ON */
 #define CF_NO_TOUCH       (1u << 26)  /* CLIENT NO-TOUCH ON */
@@ -182,6 +183,7 @@ struct worker {
     struct client *flush_list;
     struct client *shard_waiters, **shard_waiters_tail;   /* WAIT_SHARD, FIFO */
     struct client *resume_list, **resume_tail;           /* clients to resume from the loop */
+    struct client **resume_wake_tail;                    /* end of the woken ones at its head */
     /* messaging */
     struct xmsg *out_batch[RK_MAX_THREADS];   /* batch being filled per target */
     struct xmsg *free_batches[RK_MAX_THREADS];

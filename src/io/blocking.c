@@ -92,7 +92,7 @@ void client_ready(struct worker *w, const struct block_record *r) {
     }
     if (c->wait != WAIT_BLOCKED || c->block_seq != r->seq) return;
     client_unlink_blocked(c);
-    client_resume(c);
+    client_schedule_wake(c);
 }
 
 /* A shard's command found waiters of a key: wake them where they live. */
@@ -146,7 +146,7 @@ long long clients_block_cron(struct worker *w) {
         if (!expired) return next;
         client_unlink_blocked(expired);
         expired->block_timed_out = true;
-        client_resume(expired);
+        client_schedule_wake(expired);
         next = LLONG_MAX;   /* the list changed: look again */
     }
 }

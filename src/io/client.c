@@ -1,9 +1,9 @@
 /*
- * Client connections: input buffering, parsing, acting on the router's
- * verdict, reply ordering and sends. This layer (client.c and blocking.c) is
- * the only writer of client state; the router (dispatch.c) only decides,
- * and the messaging layer reports back through client_replies_ready and
- * client_tx_done.
+ * Client connections: their life, input buffering, parsing, acting on the
+ * router's verdict, resuming and sends. The connection layer (this file,
+ * the features below it and output.c: io_internal.h) is the only writer of
+ * client state; the router (dispatch.c) only decides, and the messaging
+ * layer reports back through client_replies_ready and client_tx_done.
  *
  * Input is parsed straight out of the receive buffer the kernel filled. Only
  * when a frame is cut by the end of a buffer, or the client is paused
@@ -11,11 +11,8 @@
  * remaining bytes copied into c->in, and later data appended there until the
  * frame is whole.
  *
- * Replies are written into c->out. While any of a client's commands is out
- * on another shard, later replies are parked in c->rq in request order
- * instead, and the contiguous ready prefix moves to c->out as forwarded
- * replies come back. One send per client is in flight at a time: c->out and
- * c->sending swap when it completes.
+ * Replies go into c->out in request order (output.c). One send per client
+ * is in flight at a time: c->out and c->sending swap when it completes.
  *
  * A client whose wait ends because of a message (its transaction finished,
  * its forwarded replies are back, the shard it waited for was released) is
@@ -96,11 +93,6 @@ struct client *client_new(struct worker *w, int fd) {
     return c;
 }
 
-struct client *client_by_ref(struct worker *w, uint32_t idx, uint32_t gen) {
-    if (idx >= w->nclients_cap) return NULL;
-    struct client *c = w->clients[idx];
-    return (c && (c->gen & 0xFFFFFF) == (gen & 0xFFFFFF)) ? c : NULL;
-}
 
 static void unlink_shard_waiter(struct client *c) {
     struct worker *w = c->w;
@@ -164,16 +156,7 @@ void client_maybe_free(struct client *c) {
         client_free_now(c);
 }
 
-void client_mark_flush(struct client *c) {
-    if (c->flags & CF_IN_FLUSH_LIST) return;
-    c->flags |= CF_IN_FLUSH_LIST;
-    c->next_flush = c->w->flush_list;
-    c->w->flush_list = c;
-}
 
-size_t client_output_size(const struct client *c) {
-    return c->out.len + (c->sending.len - c->sent) + (c->rq ? c->rq->bytes.len : 0);
-}
 
 /* ---- input ---- */
 
@@ -190,20 +173,7 @@ static void protocol_error(struct client *c, const char *msg) {
  * bounds the replies that can pile up for a client that does not read. */
 #define MAX_INFLIGHT 128
 
-/* Where a reply written now goes: straight out, or behind replies still
- * out on other shards. */
-struct rbuf *client_reply_target(struct client *c, bool *queued) {
-    *queued = client_replies_queued(c);
-    return *queued ? &c->rq->bytes : &c->out;
-}
 
-/* A reply written from `start` takes its turn in request order, or is cut
- * (CLIENT REPLY OFF/SKIP). */
-void client_reply_written(struct client *c, struct rbuf *out, size_t start, bool queued, bool drop) {
-    if (drop) out->len = start;
-    else if (queued) client_queue_local_reply(c, start);
-    client_mark_flush(c);
-}
 
 /* Errors found before a command runs still take their turn in reply order. */
 static void reply_route_error(struct client *c, const struct route *rt, int argc, struct slice *argv) {
@@ -216,57 +186,8 @@ static void reply_route_error(struct client *c, const struct route *rt, int argc
     c->reply_skip = 0;
 }
 
-/* The identity a blocking command (or WATCH) registers on its keys: the
- * attempt (or watch epoch) tells a stale record from a live one. */
-static struct block_record identity_of(const struct client *c, const struct command *cmd) {
-    uint32_t seq = (cmd->flags & CMD_BLOCKING) ? c->block_seq : c->watch_seq;
-    return (struct block_record){ c->w->id, c->idx, c->gen, seq };
-}
 
-/* Run on this thread. A blocking command that found nothing to serve
- * leaves no reply and makes the client wait: false. */
-bool client_run_local(struct client *c, const struct command *cmd, int argc, struct slice *argv, bool drop) {
-    bool queued;
-    struct rbuf *out = client_reply_target(c, &queued);
-    size_t start = out->len;
-    struct cmd_ctx ctx;
-    ctx_init(&ctx, c->w, cmd, argc, argv, c->db, c->resp, out);
-    ctx.client = c;
-    ctx.reader = c->trk_reader;
-    struct block_record self;
-    if (RK_UNLIKELY(cmd->flags & (CMD_BLOCKING | CMD_IDENTITY))) {
-        self = identity_of(c, cmd);
-        ctx.waiter = &self;
-        ctx.timed_out = c->block_timed_out;
-        ctx.rerun = c->block_deadline_ms != 0;
-    }
-    command_call(&ctx);
-    if (RK_UNLIKELY(ctx.block)) {
-        out->len = start;
-        client_block(c, ctx.block_timeout_ms, c->cur_cmd_len);
-        return false;
-    }
-    client_reply_written(c, out, start, queued, drop);
-    return true;
-}
 
-void client_start_tx(struct client *c, const struct command *cmd, uint64_t mask, int argc,
-                     struct slice *argv, bool drop, struct multi_queue *exec) {
-    struct tx_request req = {
-        .idx = c->idx, .gen = c->gen, .db = c->db, .resp = c->resp, .drop = drop,
-        .cmd = cmd, .mask = mask, .argc = argc, .argv = argv, .exec = exec,
-        .track = c->trk_reader != NULL, .reader = { c->w->id, c->idx, c->gen, c->trk_epoch },
-    };
-    if (cmd->flags & (CMD_BLOCKING | CMD_IDENTITY)) req.waiter = identity_of(c, cmd);
-    if (cmd->flags & CMD_BLOCKING) {
-        req.blocking = true;
-        req.timed_out = c->block_timed_out;
-        req.rerun = c->block_deadline_ms != 0;
-        req.cmd_len = c->cur_cmd_len;
-    }
-    c->wait = WAIT_TX;
-    tx_start(c->w, &req);
-}
 
 /*
  * Blocking commands run with all their keys held and are never forwarded:
@@ -300,34 +221,9 @@ static void skip_when_rerun(struct client *c, bool drop) {
     if (drop && !c->reply_off) c->reply_skip = 1;
 }
 
-static enum exec_result execute(struct client *c, int argc, struct slice *argv, int argv1_shard) {
-    struct worker *w = c->w;
-    struct route rt;
-    const struct route_env env = { w->id, srv.nworkers };
-    dispatch_route(&rt, argc, argv, c->flags & CF_AUTHED, &env, argv1_shard);
-    if (RK_UNLIKELY(route_is_error(&rt))) {
-        if (c->multi) c->multi->aborted = true;   /* EXEC will answer EXECABORT */
-        reply_route_error(c, &rt, argc, argv);
-        return EXEC_DONE;
-    }
-    const struct command *cmd = rt.cmd;
-    /* CLIENT PAUSE and MONITOR (controls.h): one relaxed load while off */
-    if (RK_UNLIKELY(client_controls_on())) {
-        enum ctl_verdict v = client_controls_check(c, &rt);
-        if (v != CTL_RUN) return v == CTL_WAIT ? EXEC_WAIT : EXEC_DONE;
-    }
-    w->stats.commands++;
-    c->last_cmd = cmd->name;
-    c->last_ms = w->now_ms;
-    /* CLIENT REPLY itself decides whether it answers */
-    bool drop = (c->reply_off || c->reply_skip) && strcmp(cmd->name, "client|reply") != 0;
-    c->reply_skip = 0;
-    if (RK_UNLIKELY(c->flags & CF_TRACKING)) return client_tracking_run(c, &rt, argc, argv, drop);
-    return client_run_routed(c, &rt, argc, argv, drop);
-}
 
-/* Act on a verdict (tracking.c wraps this for clients that track). */
-enum exec_result client_run_routed(struct client *c, const struct route *rt, int argc, struct slice *argv,
+/* Act on a verdict. */
+static enum exec_result run_routed(struct client *c, const struct route *rt, int argc, struct slice *argv,
                                    bool drop) {
     struct worker *w = c->w;
     const struct command *cmd = rt->cmd;
@@ -372,31 +268,50 @@ enum exec_result client_run_routed(struct client *c, const struct route *rt, int
     }
 }
 
+/* Route one parsed command and act on the verdict. */
+static enum exec_result execute(struct client *c, int argc, struct slice *argv, int argv1_shard) {
+    struct worker *w = c->w;
+    struct route rt;
+    const struct route_env env = { w->id, srv.nworkers };
+    dispatch_route(&rt, argc, argv, c->flags & CF_AUTHED, &env, argv1_shard);
+    if (RK_UNLIKELY(route_is_error(&rt))) {
+        if (c->multi) c->multi->aborted = true;   /* EXEC will answer EXECABORT */
+        reply_route_error(c, &rt, argc, argv);
+        return EXEC_DONE;
+    }
+    const struct command *cmd = rt.cmd;
+    /* CLIENT PAUSE and MONITOR (controls.h): one relaxed load while off */
+    if (RK_UNLIKELY(client_controls_on())) {
+        enum ctl_verdict v = client_controls_check(c, &rt);
+        if (v != CTL_RUN) return v == CTL_WAIT ? EXEC_WAIT : EXEC_DONE;
+    }
+    w->stats.commands++;
+    c->last_cmd = cmd->name;
+    c->last_ms = w->now_ms;
+    /* CLIENT REPLY itself decides whether it answers */
+    bool drop = (c->reply_off || c->reply_skip) && strcmp(cmd->name, "client|reply") != 0;
+    c->reply_skip = 0;
+    if (RK_LIKELY(!(c->flags & CF_TRACKING))) return run_routed(c, &rt, argc, argv, drop);
+    struct block_record self;
+    client_tracking_begin(c, &self);
+    enum exec_result r = run_routed(c, &rt, argc, argv, drop);
+    client_tracking_end(c, &rt, r);
+    return r;
+}
+
 /* ---- resuming ---- */
 
-/* Resume c from the worker loop rather than from the caller's stack. */
-void client_schedule_resume(struct client *c) {
-    if (c->flags & CF_RESUME_SCHEDULED) return;
-    c->flags |= CF_RESUME_SCHEDULED;
-    c->next_resume = NULL;
-    *c->w->resume_tail = c;
-    c->w->resume_tail = &c->next_resume;
-}
-
+/* Resume the scheduled clients. A woken waiter that ran may pass the key
+ * on to the next waiter of this thread (w->ready): wake and run that one
+ * too before the loop sleeps. */
 void clients_resume_scheduled(struct worker *w) {
-    while (w->resume_list) {
-        struct client *c = w->resume_list;
-        w->resume_list = c->next_resume;
-        if (!w->resume_list) w->resume_tail = &w->resume_list;
-        c->flags &= ~CF_RESUME_SCHEDULED;
-        client_resume(c);
-        client_maybe_free(c);
-    }
-}
-
-struct client *client_live(struct worker *w, uint32_t idx, uint32_t gen) {
-    struct client *c = client_by_ref(w, idx, gen);
-    return c && !(c->flags & CF_CLOSING) ? c : NULL;
+    do {
+        for (struct client *c; (c = client_next_resume(w));) {
+            client_resume(c);
+            client_maybe_free(c);
+        }
+        if (w->ready.len) clients_wake_ready(w);
+    } while (w->resume_list);
 }
 
 /* The client's cross-shard transaction ran: its reply, and for a blocking
@@ -593,93 +508,13 @@ void client_resume(struct client *c) {
     }
 }
 
-void client_wait_on_shard(struct client *c) {
-    struct worker *w = c->w;
-    c->wait = WAIT_SHARD;
-    c->next_wait = NULL;
-    *w->shard_waiters_tail = c;
-    w->shard_waiters_tail = &c->next_wait;
-}
 
 /* ---- reply ordering ---- */
 
-/* The queue's capacity is a power of two: positions wrap with a mask. */
-static inline uint32_t rq_pos(const struct reply_queue *q, uint32_t seq) {
-    return (q->head + (seq - q->base_seq)) & (q->cap - 1);
-}
 
-static inline void rq_pop_head(struct reply_queue *q) {
-    q->head = (q->head + 1) & (q->cap - 1);
-    q->count--;
-    q->base_seq++;
-}
 
-/* Replies to forwarded commands of c came back from a shard, in request
- * order. Merge them with what is queued: from the queue's head, take a
- * queued reply that is ready or the next one returning, until an item that
- * is still out elsewhere (only with three or more shards); returning
- * replies behind it wait in the queue's bytes. */
-void client_replies_ready(struct worker *w, uint32_t idx, uint32_t gen, const struct shard_reply *r, size_t n) {
-    struct client *c = client_live(w, idx, gen);
-    if (!c) return;
-    struct reply_queue *q = c->rq;
-    size_t k = 0;
-    while (q->count) {
-        const struct pending_reply *it = &q->items[q->head];
-        if (it->ready) {
-            rbuf_append(&c->out, q->bytes.buf + it->off, it->len);
-        } else if (k < n && r[k].seq == q->base_seq) {
-            rbuf_append(&c->out, r[k].p, r[k].len);
-            k++;
-        } else {
-            break;
-        }
-        rq_pop_head(q);
-    }
-    for (; k < n; k++) {
-        struct pending_reply *it = &q->items[rq_pos(q, r[k].seq)];
-        it->off = (uint32_t)q->bytes.len;
-        it->len = r[k].len;
-        it->ready = true;
-        rbuf_append(&q->bytes, r[k].p, r[k].len);
-    }
-    if (q->count == 0) q->bytes.len = 0;
-    c->inflight -= (uint32_t)n;
-    client_mark_flush(c);
-    if (c->inflight == 0 && c->wait == WAIT_FORWARDS) client_schedule_resume(c);
-}
 
-/* Reserve the next position in request order; returns its sequence number. */
-uint32_t client_reserve_reply(struct client *c) {
-    if (!c->rq) c->rq = rk_calloc(1, sizeof *c->rq);
-    struct reply_queue *q = c->rq;
-    if (q->count == q->cap) {
-        uint32_t cap = q->cap ? q->cap * 2 : 16;
-        struct pending_reply *items = rk_malloc(cap * sizeof *items);
-        for (uint32_t i = 0; i < q->count; i++) items[i] = q->items[(q->head + i) & (q->cap - 1)];
-        free(q->items);
-        q->items = items;
-        q->head = 0;
-        q->cap = cap;
-    }
-    uint32_t pos = (q->head + q->count) & (q->cap - 1);
-    q->items[pos].ready = false;
-    q->count++;
-    return q->base_seq + q->count - 1;
-}
 
-bool client_replies_queued(const struct client *c) { return c->rq && c->rq->count > 0; }
-
-/* Local replies behind a forwarded one: the reply was written to rq->bytes
- * from start_off; record it as a ready item. */
-void client_queue_local_reply(struct client *c, size_t start_off) {
-    struct reply_queue *q = c->rq;
-    uint32_t seq = client_reserve_reply(c);
-    uint32_t pos = rq_pos(q, seq);
-    q->items[pos].off = (uint32_t)start_off;
-    q->items[pos].len = (uint32_t)(q->bytes.len - start_off);
-    q->items[pos].ready = true;
-}
 
 /* ---- output ---- */
 
@@ -730,6 +565,7 @@ void client_flush_sends(struct worker *w) {
     while (c) {
         struct client *next = c->next_flush;
         c->flags &= ~CF_IN_FLUSH_LIST;
+        if (RK_UNLIKELY(c->flags & CF_CLOSE_ASAP)) client_close(c);
         if (!(c->flags & CF_CLOSING)) {
             /* While replies are still out on other shards, hold what is
              * ready so one send carries the whole pipeline's answers

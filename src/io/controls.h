@@ -47,9 +47,9 @@ enum pause_type pause_type_now(long long now_ms);
 bool client_expiry_paused(long long now_ms);       /* any pause in force: expiry waits */
 bool client_pause_unlink(struct client *c);        /* a paused client goes away */
 void client_controls_gone(struct client *c);       /* closing: off the paused list, not a monitor */
-/* Each loop iteration, before the batches go out: release paused clients
- * once the pause no longer holds them, and send monitor lines. */
-void client_controls_tick(struct worker *w);
+/* Each loop iteration, before the resume list runs: paused clients the
+ * pause no longer holds go on it. */
+void client_pause_tick(struct worker *w);
 
 /* monitor.c */
 const char *client_monitor_start(struct client *c);   /* MONITOR: NULL, or an error */
@@ -67,6 +67,7 @@ void client_monitor_exec(struct client *c, const struct multi_queue *q, bool ran
 void client_monitor_tx_done(struct client *c, const struct tx_request *req, bool blocked);
 /* XM_MONITOR: lines for this thread's monitor clients. */
 void monitor_lines_in(struct worker *w, const char *p, size_t len);
+/* Each loop iteration, after the commands ran: their lines to the monitors. */
 void monitor_flush(struct worker *w);
 bool monitor_pending(const struct worker *w);
 void monitor_worker_free(struct worker *w);   /* at exit */

@@ -1,6 +1,12 @@
 /*
- * What the connection layer's files (worker.c, client.c, blocking.c) share
- * but nothing else should see.
+ * What the connection layer's files share but nothing else should see.
+ * From the top: worker.c (the loop) -> client.c (lifecycle, input, acting
+ * on the router's verdict, resuming, sends) -> the features (multi.c,
+ * pubsub.c, tracking.c, pause.c, monitor.c, blocking.c) -> run.c (running
+ * one command) -> output.c (reply order, the resume and flush lists).
+ * Calls only go down; a lower file that needs a client to run again
+ * schedules it (client_schedule_resume), one that needs it gone marks it
+ * (client_close_asap).
  */
 #ifndef RINGKV_IO_INTERNAL_H
 #define RINGKV_IO_INTERNAL_H
@@ -11,17 +17,22 @@
 #include "ringkv/multi.h"
 #include "ringkv/tracking.h"
 
+/* client.c */
 void client_maybe_free(struct client *c);
-void client_schedule_resume(struct client *c);   /* resume from the worker loop */
 void client_free_now(struct client *c);
 
-/* Acting on a verdict (client.c), for multi.c. */
-enum exec_result { EXEC_DONE, EXEC_WAIT };
-/* A reply written now goes out, or behind replies still out elsewhere:
- * write into client_reply_target's buffer from `start`, then call
- * client_reply_written (drop: CLIENT REPLY OFF/SKIP cuts it). */
+/* output.c: a reply written now goes out, or behind replies still out
+ * elsewhere: write into client_reply_target's buffer from `start`, then
+ * call client_reply_written (drop: CLIENT REPLY OFF/SKIP cuts it). */
 struct rbuf *client_reply_target(struct client *c, bool *queued);
 void client_reply_written(struct client *c, struct rbuf *out, size_t start, bool queued, bool drop);
+void client_schedule_resume(struct client *c);   /* resume from the worker loop */
+void client_schedule_wake(struct client *c);     /* ...ahead of the merely scheduled */
+struct client *client_next_resume(struct worker *w);
+void client_close_asap(struct client *c);        /* close at the end of the iteration */
+
+/* run.c, for client.c and multi.c */
+enum exec_result { EXEC_DONE, EXEC_WAIT };
 /* Run on this thread; false when a blocking command made the client wait. */
 bool client_run_local(struct client *c, const struct command *cmd, int argc, struct slice *argv, bool drop);
 /* Run as a cross-shard transaction over mask (exec: EXEC's queue, or NULL). */
@@ -47,13 +58,12 @@ void pubsub_deliver(struct worker *w, enum ps_kind k, struct slice channel, stru
 void pubsub_shard_free(struct worker *w);
 void pubsub_worker_free(struct worker *w);
 
-/* client.c: act on a verdict; tracking.c: client-side caching, the
- * connection side (CLIENT TRACKING state, which reads are tracked, the
- * delivery of invalidations) */
-enum exec_result client_run_routed(struct client *c, const struct route *rt, int argc, struct slice *argv,
-                                   bool drop);
-enum exec_result client_tracking_run(struct client *c, const struct route *rt, int argc, struct slice *argv,
-                                     bool drop);
+/* tracking.c: client-side caching, the connection side (CLIENT TRACKING
+ * state, which reads are tracked, the delivery of invalidations). Around
+ * each command of a tracking client: begin (self holds the reader record
+ * until end) and end. */
+void client_tracking_begin(struct client *c, struct block_record *self);
+void client_tracking_end(struct client *c, const struct route *rt, enum exec_result r);
 void client_tracking_on(struct client *c, const struct tracking_opts *o);
 void client_tracking_off(struct client *c);
 void client_tracking_caching(struct client *c);

@@ -25,7 +25,7 @@
  * pause's.
  *
  * Ending: a thread with paused clients sleeps no longer than the pause's
- * end and looks at its list once per loop iteration (client_controls_tick);
+ * end and looks at its list once per loop iteration (client_pause_tick);
  * UNPAUSE, or a pause made less strict, sends every other thread an
  * XM_WAKE, which wakes it through the usual doorbell. Released clients are
  * resumed in the order they were paused (per thread; across threads, as
@@ -184,10 +184,9 @@ static void release_all(struct worker *w, struct pause_local *pl) {
         client_schedule_resume(c);
         c = next;
     }
-    clients_resume_scheduled(w);
 }
 
-void client_controls_tick(struct worker *w) {
+void client_pause_tick(struct worker *w) {
     struct pause_local *pl = &paused[w->id];
     if (RK_UNLIKELY(pl->head != NULL)) {
         enum pause_type t = pause_type_now(w->now_ms);
@@ -199,7 +198,6 @@ void client_controls_tick(struct worker *w) {
             if (end < LLONG_MAX && end + 1 < w->next_deadline_ms) w->next_deadline_ms = end + 1;
         }
     }
-    if (RK_UNLIKELY(monitor_pending(w))) monitor_flush(w);
 }
 
 enum ctl_verdict client_controls_check(struct client *c, const struct route *rt) {

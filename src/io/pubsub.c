@@ -41,8 +41,6 @@ struct sub_list {
 struct pubsub_local {
     struct hashmap *subs[PS_KINDS];    /* name -> struct sub_list * */
     struct rbuf pending;               /* own directory changes waiting for the shard */
-    struct client **closing;           /* over their limit during a delivery */
-    size_t nclosing, closing_cap;
 };
 
 struct pubsub_client {
@@ -334,9 +332,9 @@ static bool over_limit(struct client *c, long long now_ms) {
     return now_ms - c->subs->soft_since_ms > secs * 1000;
 }
 
-static void deliver_to(struct pubsub_local *l, struct client *c, const char *what, const struct slice *pattern,
+static void deliver_to(struct client *c, const char *what, const struct slice *pattern,
                        struct slice channel, struct slice msg) {
-    if (c->flags & CF_CLOSING) return;
+    if (c->flags & (CF_CLOSING | CF_CLOSE_ASAP)) return;
     PUSH_BEGIN(c);
     reply_push(&r, pattern ? 4 : 3);
     reply_bulk_cstr(&r, what);
@@ -345,28 +343,27 @@ static void deliver_to(struct pubsub_local *l, struct client *c, const char *wha
     reply_bulk_slice(&r, msg);
     PUSH_END(c);
     if (RK_UNLIKELY(over_limit(c, c->w->now_ms))) {
-        /* closing changes the lists being walked: after the delivery */
-        if (l->nclosing == l->closing_cap) {
-            l->closing_cap = l->closing_cap ? l->closing_cap * 2 : 8;
-            l->closing = rk_realloc(l->closing, l->closing_cap * sizeof *l->closing);
-        }
-        l->closing[l->nclosing++] = c;
+        /* closed at the end of the iteration: closing now would change
+         * the lists being walked */
+        fprintf(stderr, "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.\n",
+                (unsigned long long)c->id, c->addr);
+        client_close_asap(c);
     }
 }
 
-static void deliver_list(struct pubsub_local *l, struct sub_list *sl, const char *what, const struct slice *pattern,
+static void deliver_list(struct sub_list *sl, const char *what, const struct slice *pattern,
                          struct slice channel, struct slice msg) {
     if (!sl) return;
-    for (uint32_t i = 0; i < sl->n; i++) deliver_to(l, sl->c[i], what, pattern, channel, msg);
+    for (uint32_t i = 0; i < sl->n; i++) deliver_to(sl->c[i], what, pattern, channel, msg);
 }
 
 void pubsub_deliver(struct worker *w, enum ps_kind k, struct slice channel, struct slice msg) {
     if (!w->pubsub) return;
     struct pubsub_local *l = w->pubsub;
     if (k == PS_SHARD) {
-        deliver_list(l, list_of(l, PS_SHARD, channel), "smessage", NULL, channel, msg);
+        deliver_list(list_of(l, PS_SHARD, channel), "smessage", NULL, channel, msg);
     } else {
-        deliver_list(l, list_of(l, PS_CHANNEL, channel), "message", NULL, channel, msg);
+        deliver_list(list_of(l, PS_CHANNEL, channel), "message", NULL, channel, msg);
         if (hashmap_count(l->subs[PS_PATTERN])) {
             struct hashmap_iter it = hashmap_iter_start(l->subs[PS_PATTERN]);
             for (const struct hm_elem *e; (e = hashmap_iter_next(&it));) {
@@ -374,18 +371,10 @@ void pubsub_deliver(struct worker *w, enum ps_kind k, struct slice channel, stru
                 if (!string_match(pat.ptr, pat.len, channel.ptr, channel.len, false)) continue;
                 struct sub_list *sl;
                 memcpy(&sl, hm_elem_val(e).ptr, sizeof sl);
-                deliver_list(l, sl, "pmessage", &pat, channel, msg);
+                deliver_list(sl, "pmessage", &pat, channel, msg);
             }
         }
     }
-    for (size_t i = 0; i < l->nclosing; i++) {
-        struct client *c = l->closing[i];
-        if (c->flags & CF_CLOSING) continue;
-        fprintf(stderr, "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.\n",
-                (unsigned long long)c->id, c->addr);
-        client_close(c);
-    }
-    l->nclosing = 0;
 }
 
 void pubsub_worker_free(struct worker *w) {
@@ -400,7 +389,6 @@ void pubsub_worker_free(struct worker *w) {
         }
         hashmap_free(l->subs[k]);
     }
-    free(l->closing);
     rbuf_free(&l->pending);
     free(l);
     w->pubsub = NULL;

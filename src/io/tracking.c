@@ -108,19 +108,19 @@ void client_tracking_free(struct client *c) {
  * only after CLIENT CACHING yes, OPTOUT all but after CLIENT CACHING no;
  * either lasts for the next command (or the next transaction, MULTI to
  * EXEC), as Redis's flag, which every other command clears once done. */
-enum exec_result client_tracking_run(struct client *c, const struct route *rt, int argc, struct slice *argv,
-                                     bool drop) {
+void client_tracking_begin(struct client *c, struct block_record *self) {
     uint32_t f = c->trk->flags;
     bool reads = !(f & TRK_BCAST);
     if (f & TRK_OPTIN) reads = reads && (f & TRK_CACHING);
     if (f & TRK_OPTOUT) reads = reads && !(f & TRK_CACHING);
-    const struct block_record self = { c->w->id, c->idx, c->gen, c->trk_epoch };
-    c->trk_reader = reads ? &self : NULL;
-    bool client_cmd = strncmp(rt->cmd->name, "client|", 7) == 0;
-    enum exec_result r = client_run_routed(c, rt, argc, argv, drop);
+    *self = (struct block_record){ c->w->id, c->idx, c->gen, c->trk_epoch };
+    c->trk_reader = reads ? self : NULL;
+}
+
+void client_tracking_end(struct client *c, const struct route *rt, enum exec_result r) {
     c->trk_reader = NULL;
+    bool client_cmd = strncmp(rt->cmd->name, "client|", 7) == 0;
     if (r == EXEC_DONE && !c->multi && !client_cmd && c->trk) c->trk->flags &= ~TRK_CACHING;
-    return r;
 }
 
 /* ---- delivery ---- */

@@ -263,8 +263,9 @@ static void *worker_main(void *arg) {
         clients_wake_ready(w);
         w->next_deadline_ms = w->blocked ? clients_block_cron(w) : LLONG_MAX;
         worker_cron(w);
+        client_pause_tick(w);      /* paused clients whose pause is over go on the resume list */
         clients_resume_scheduled(w);
-        client_controls_tick(w);   /* paused clients whose pause is over, monitor lines */
+        if (RK_UNLIKELY(monitor_pending(w))) monitor_flush(w);
         tracking_iteration(w);     /* invalidations: ours delivered, the others' into messages */
         xshard_flush(w);
         client_flush_sends(w);
@@ -350,7 +351,7 @@ int server_start(void) {
         shard_init(&w->shard, i, (unsigned)rk_config.databases);
         resp_parser_init(&w->parser, rk_config.proto_max_bulk_len);
         w->shard_waiters_tail = &w->shard_waiters;
-        w->resume_tail = &w->resume_list;
+        w->resume_tail = w->resume_wake_tail = &w->resume_list;
         w->lock_queue_tail = &w->lock_queue;
         w->deferred_tail = &w->deferred;
         w->overflow_tail = &w->overflow;

@@ -1,0 +1,63 @@
+/*
+ * Running one command for a client, once the router has chosen where: on
+ * this thread (client_run_local), or as a cross-shard transaction
+ * (client_start_tx). client.c acts on the router's verdict with these, and
+ * MULTI (multi.c) runs EXEC with them. A blocking command that found
+ * nothing to serve makes the client wait (blocking.c).
+ */
+#include "ringkv/server.h"
+#include "ringkv/multi.h"
+
+#include "io_internal.h"
+
+/* The identity a blocking command (or WATCH) registers on its keys: the
+ * attempt (or watch epoch) tells a stale record from a live one. */
+static struct block_record identity_of(const struct client *c, const struct command *cmd) {
+    uint32_t seq = (cmd->flags & CMD_BLOCKING) ? c->block_seq : c->watch_seq;
+    return (struct block_record){ c->w->id, c->idx, c->gen, seq };
+}
+
+/* Run on this thread. A blocking command that found nothing to serve
+ * leaves no reply and makes the client wait: false. */
+bool client_run_local(struct client *c, const struct command *cmd, int argc, struct slice *argv, bool drop) {
+    bool queued;
+    struct rbuf *out = client_reply_target(c, &queued);
+    size_t start = out->len;
+    struct cmd_ctx ctx;
+    ctx_init(&ctx, c->w, cmd, argc, argv, c->db, c->resp, out);
+    ctx.client = c;
+    ctx.reader = c->trk_reader;
+    struct block_record self;
+    if (RK_UNLIKELY(cmd->flags & (CMD_BLOCKING | CMD_IDENTITY))) {
+        self = identity_of(c, cmd);
+        ctx.waiter = &self;
+        ctx.timed_out = c->block_timed_out;
+        ctx.rerun = c->block_deadline_ms != 0;
+    }
+    command_call(&ctx);
+    if (RK_UNLIKELY(ctx.block)) {
+        out->len = start;
+        client_block(c, ctx.block_timeout_ms, c->cur_cmd_len);
+        return false;
+    }
+    client_reply_written(c, out, start, queued, drop);
+    return true;
+}
+
+void client_start_tx(struct client *c, const struct command *cmd, uint64_t mask, int argc,
+                     struct slice *argv, bool drop, struct multi_queue *exec) {
+    struct tx_request req = {
+        .idx = c->idx, .gen = c->gen, .db = c->db, .resp = c->resp, .drop = drop,
+        .cmd = cmd, .mask = mask, .argc = argc, .argv = argv, .exec = exec,
+        .track = c->trk_reader != NULL, .reader = { c->w->id, c->idx, c->gen, c->trk_epoch },
+    };
+    if (cmd->flags & (CMD_BLOCKING | CMD_IDENTITY)) req.waiter = identity_of(c, cmd);
+    if (cmd->flags & CMD_BLOCKING) {
+        req.blocking = true;
+        req.timed_out = c->block_timed_out;
+        req.rerun = c->block_deadline_ms != 0;
+        req.cmd_len = c->cur_cmd_len;
+    }
+    c->wait = WAIT_TX;
+    tx_start(c->w, &req);
+}
