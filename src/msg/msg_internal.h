@@ -18,7 +18,6 @@ void tx_unlock(struct worker *w);                       /* XM_UNLOCK: our shard 
 void tx_defer_batch(struct worker *w, struct xmsg *m);
 
 /* publish.c */
-void publish_flush(struct worker *w);                    /* push this iteration's XM_PUBLISH */
 void publish_receive(struct worker *w, struct xmsg *m);  /* deliver and free an XM_PUBLISH */
 void publish_teardown(struct worker *w);
 

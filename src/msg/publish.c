@@ -2,9 +2,10 @@
  * Published messages between threads. A publish reaches the subscribers of
  * the publishing thread at once; for every other thread with subscribers
  * the message is appended to this iteration's XM_PUBLISH for it, pushed
- * with the other messages at the end of the iteration. The rings are FIFO,
- * so the messages of one publisher arrive at every thread in publish order,
- * and a thread without subscribers of a channel never sees its messages.
+ * with the other messages at the end of the iteration (xshard_flush). The
+ * rings are FIFO, so the messages of one publisher arrive at every thread
+ * in publish order, and a thread without subscribers of a channel never
+ * sees its messages.
  *
  * A record is [kind:u8][channel length:u32][message length:u32] followed by
  * the bytes. The receiver hands each to the connection layer and frees the
@@ -40,15 +41,6 @@ void publish_send(struct worker *w, unsigned thread, enum ps_kind k, struct slic
     memcpy(p + REC_HDR + clen, msg.ptr, mlen);
     m->req.len += REC_HDR + clen + mlen;
     m->ncmds++;
-}
-
-void publish_flush(struct worker *w) {
-    for (unsigned t = 0; t < srv.nworkers; t++) {
-        struct xmsg *m = w->out_publish[t];
-        if (!m) continue;
-        w->out_publish[t] = NULL;
-        xshard_send(w, t, m);
-    }
 }
 
 void publish_receive(struct worker *w, struct xmsg *m) {

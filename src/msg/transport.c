@@ -56,12 +56,16 @@ static void retry_overflow(struct worker *w) {
 void xshard_flush(struct worker *w) {
     for (unsigned t = 0; t < srv.nworkers; t++) {
         struct xmsg *m = w->out_batch[t];
-        if (!m) continue;
-        w->out_batch[t] = NULL;
-        w->stats.batches_out++;
-        xshard_send(w, t, m);
+        if (m) {
+            w->out_batch[t] = NULL;
+            w->stats.batches_out++;
+            xshard_send(w, t, m);
+        }
+        if (w->out_publish[t]) {   /* gathered by publish.c */
+            xshard_send(w, t, w->out_publish[t]);
+            w->out_publish[t] = NULL;
+        }
     }
-    publish_flush(w);
     if (w->overflow) retry_overflow(w);
     if (!w->wake_mask) return;
     w->last_peer_ms = w->now_ms;
