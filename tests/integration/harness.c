@@ -995,3 +995,48 @@ void h_two_shard_keys(const char *prefix, char *a, char *b)
         if ((h_key_slot(a, strlen(a)) & 1) != (h_key_slot(b, strlen(b)) & 1)) return;
     }
 }
+
+/* The per-thread connection counts of INFO ringkv (0 past the last). */
+static void thread_connections(redisContext *c, long long *n) {
+    redisReply *r = cmd(c, "INFO ringkv");
+    for (int t = 0; t < H_MAX_THREADS; t++) {
+        char name[32];
+        snprintf(name, sizeof name, "thread%d", t);
+        char *line = info_field(r->str, name);
+        const char *p = line ? strstr(line, "connections=") : NULL;
+        n[t] = p ? atoll(p + strlen("connections=")) : 0;
+        free(line);
+    }
+    freeReplyObject(r);
+}
+
+int h_every_thread(redisContext *ctl, const struct server *s, void **conns,
+                   void *(*open)(const struct server *s), void (*close)(void *conn)) {
+    int threads = h_redis_mode() ? 1 : h_threads();
+    assert_true(threads <= H_MAX_THREADS);
+    for (int t = 0; t < threads; t++) conns[t] = NULL;
+    if (threads == 1) {
+        conns[0] = open(s);
+        return 1;
+    }
+    void *spare[256];
+    int nspare = 0, found = 0;
+    while (found < threads && nspare < 256) {
+        long long before[H_MAX_THREADS], after[H_MAX_THREADS];
+        thread_connections(ctl, before);
+        void *x = open(s);
+        thread_connections(ctl, after);
+        int on = -1;
+        for (int t = 0; t < threads; t++)
+            if (after[t] == before[t] + 1) on = t;
+        if (on >= 0 && !conns[on]) {
+            conns[on] = x;
+            found++;
+        } else {
+            spare[nspare++] = x;
+        }
+    }
+    for (int i = 0; i < nspare; i++) close(spare[i]);
+    assert_int_equal(found, threads);
+    return threads;
+}

@@ -209,4 +209,14 @@ void h_two_shard_keys(const char *prefix, char *a, char *b);
 long long h_now_ms(void);
 void h_sleep_ms(long ms);
 
+/* Connections, one on each thread of the server (on redis-server, one):
+ * conns[t] is on thread t. open() connects and has the connection answer
+ * a command, so the server has counted it; ctl reads INFO ringkv to see
+ * whose count rose. The kernel spreads connections over the threads, so
+ * opening a few more finds every one; close() closes those not kept.
+ * Returns the number of threads (at most H_MAX_THREADS). */
+#define H_MAX_THREADS 8
+int h_every_thread(redisContext *ctl, const struct server *s, void **conns,
+                   void *(*open)(const struct server *s), void (*close)(void *conn));
+
 #endif

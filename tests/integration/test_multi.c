@@ -173,54 +173,21 @@ static void test_watch_blocking_push(void **state) {
 
 /* ---- connections on every thread ---- */
 
-#define MAX_THREADS 8
+#define MAX_THREADS H_MAX_THREADS
 
-/* The per-thread connection counts of INFO ringkv (0 after the last). */
-static void thread_connections(redisContext *c, long long *n) {
-    redisReply *r = cmd(c, "INFO ringkv");
-    for (int t = 0; t < MAX_THREADS; t++) {
-        char name[32];
-        snprintf(name, sizeof name, "thread%d", t);
-        char *line = info_field(r->str, name);
-        const char *p = line ? strstr(line, "connections=") : NULL;
-        n[t] = p ? atoll(p + strlen("connections=")) : 0;
-        free(line);
-    }
-    freeReplyObject(r);
+static void *open_pinged(const struct server *s) {
+    redisContext *x = h_connect(s);
+    STATUS(x, "PONG", "PING");   /* accepted and counted */
+    return x;
 }
 
-/* Connections, one on each thread of the server (on redis-server, just
- * `n` connections): slot t of conns is a connection on thread t. The
- * kernel spreads connections over the threads, so opening a few more
- * finds every one; those not kept are closed. */
+static void close_ctx(void *x) { redisFree(x); }
+
 static int connect_every_thread(struct fixture *f, redisContext **conns) {
-    int threads = h_redis_mode() ? 1 : h_threads();
-    for (int t = 0; t < threads; t++) conns[t] = NULL;
-    if (threads == 1) {
-        conns[0] = h_connect(&f->srv);
-        return 1;
-    }
-    redisContext *spare[256];
-    int nspare = 0, found = 0;
-    while (found < threads && nspare < 256) {
-        long long before[MAX_THREADS], after[MAX_THREADS];
-        thread_connections(f->c, before);
-        redisContext *x = h_connect(&f->srv);
-        STATUS(x, "PONG", "PING");   /* accepted and counted */
-        thread_connections(f->c, after);
-        int on = -1;
-        for (int t = 0; t < threads; t++)
-            if (after[t] == before[t] + 1) on = t;
-        if (on >= 0 && !conns[on]) {
-            conns[on] = x;
-            found++;
-        } else {
-            spare[nspare++] = x;
-        }
-    }
-    for (int i = 0; i < nspare; i++) redisFree(spare[i]);
-    assert_int_equal(found, threads);
-    return threads;
+    void *any[MAX_THREADS];
+    int n = h_every_thread(f->c, &f->srv, any, open_pinged, close_ctx);
+    for (int t = 0; t < n; t++) conns[t] = any[t];
+    return n;
 }
 
 static void free_conns(redisContext **conns, int n) {

@@ -17,54 +17,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_THREADS 8
+#define MAX_THREADS H_MAX_THREADS
 
 static int nthreads(void) { return h_redis_mode() ? 1 : h_threads(); }
 
-/* The per-thread connection counts of INFO ringkv. */
-static void thread_connections(redisContext *c, long long *n) {
-    redisReply *r = cmd(c, "INFO ringkv");
-    for (int t = 0; t < MAX_THREADS; t++) {
-        char name[32];
-        snprintf(name, sizeof name, "thread%d", t);
-        char *line = info_field(r->str, name);
-        const char *p = line ? strstr(line, "connections=") : NULL;
-        n[t] = p ? atoll(p + strlen("connections=")) : 0;
-        free(line);
-    }
-    freeReplyObject(r);
+static void *open_raw_pinged(const struct server *s) {
+    struct raw *x = raw_connect(s);
+    RAW(x, "+PONG\r\n", "PING");   /* accepted and counted */
+    return x;
 }
 
-/* Raw connections, slot t on thread t (the kernel spreads connections over
- * the threads: a few more are opened, and closed, to find every one). */
+static void close_raw(void *x) { raw_close(x); }
+
+/* Raw connections, slot t on thread t. */
 static int raw_every_thread(struct fixture *f, struct raw **conns) {
-    int threads = nthreads();
-    for (int t = 0; t < threads; t++) conns[t] = NULL;
-    if (threads == 1) {
-        conns[0] = raw_connect(&f->srv);
-        return 1;
-    }
-    struct raw *spare[256];
-    int nspare = 0, found = 0;
-    while (found < threads && nspare < 256) {
-        long long before[MAX_THREADS], after[MAX_THREADS];
-        thread_connections(f->c, before);
-        struct raw *x = raw_connect(&f->srv);
-        RAW(x, "+PONG\r\n", "PING");
-        thread_connections(f->c, after);
-        int on = -1;
-        for (int t = 0; t < threads; t++)
-            if (after[t] == before[t] + 1) on = t;
-        if (on >= 0 && !conns[on]) {
-            conns[on] = x;
-            found++;
-        } else {
-            spare[nspare++] = x;
-        }
-    }
-    for (int i = 0; i < nspare; i++) raw_close(spare[i]);
-    assert_int_equal(found, threads);
-    return threads;
+    void *any[MAX_THREADS];
+    int n = h_every_thread(f->c, &f->srv, any, open_raw_pinged, close_raw);
+    for (int t = 0; t < n; t++) conns[t] = any[t];
+    return n;
 }
 
 static void close_all(struct raw **conns, int n) {
