@@ -41,20 +41,20 @@ struct trk_writer {
 extern const struct trk_writer trk_nobody;
 
 enum trk_kind {
-    TRK_KEY = 1,   /* key was invalidated, for client idx/gen/epoch (a reader) */
-    TRK_BCAST,     /* key matched prefix, for client idx/gen/epoch (registered) */
-    TRK_FLUSH,     /* every key: every tracking client of the thread gets a null */
-    TRK_REDIR,     /* to redirect target idx/gen: the payload (a RESP array, or null), for w's client */
-    TRK_BROKEN,    /* back to client idx/gen: its redirect target has gone */
-    TRK_UNREG,     /* drop every BCAST registration of client w (worker, idx, gen) and epoch from this shard */
+    TRK_MSG_KEY = 1,   /* key was invalidated, for client idx/gen/epoch (a reader) */
+    TRK_MSG_BCAST,     /* key matched prefix, for client idx/gen/epoch (registered) */
+    TRK_MSG_FLUSH,     /* every key: every tracking client of the thread gets a null */
+    TRK_MSG_REDIR,     /* to redirect target idx/gen: the payload (a RESP array, or null), for w's client */
+    TRK_MSG_BROKEN,    /* back to client idx/gen: its redirect target has gone */
+    TRK_MSG_UNREG,     /* drop every BCAST registration of client w (worker, idx, gen) and epoch from this shard */
 };
 
 /* One entry of an outbox buffer, followed by plen prefix bytes and klen
- * key bytes (TRK_REDIR: klen bytes of RESP array, TRK_NULL_LEN: null). */
+ * key bytes (TRK_MSG_REDIR: klen bytes of RESP array, TRK_NULL_LEN: null). */
 struct trk_entry {
     uint32_t kind;
     uint32_t idx, gen, epoch;    /* the client on the receiving thread */
-    struct trk_writer w;         /* the writer; TRK_REDIR/UNREG: the tracking client */
+    struct trk_writer w;         /* the writer; TRK_MSG_REDIR/UNREG: the tracking client */
     uint32_t plen;
     uint32_t klen;
 };

@@ -56,7 +56,7 @@ void ctx_track_wrote(struct cmd_ctx *c) {
          * told that all its keys are gone. Both run with every shard held. */
         for (unsigned i = 0; i < c->nshards; i++) trk_forget_all(c->shards[i]);
         for (unsigned t = 0; t < c->nshards; t++) {
-            struct trk_entry e = { TRK_FLUSH, 0, 0, 0, w, 0, TRK_NULL_LEN };
+            struct trk_entry e = { TRK_MSG_FLUSH, 0, 0, 0, w, 0, TRK_NULL_LEN };
             trk_emit(t, &e, (struct slice){0}, (struct slice){0});
         }
         return;

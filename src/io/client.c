@@ -590,8 +590,13 @@ static const char *client_flag_letters(const struct client *c, char *buf) {
     if (c->flags & CF_PUBSUB) *p++ = 'P';
     if (c->multi) *p++ = 'x';
     if (c->wait == WAIT_BLOCKED || c->wait == WAIT_PAUSED) *p++ = 'b';
+    uint32_t trk = c->trk ? c->trk->flags : 0;
+    if (trk & TRK_ON) *p++ = 't';
+    if (trk & TRK_BROKEN) *p++ = 'R';
+    if (trk & TRK_BCAST) *p++ = 'B';
     if (c->watch_dirty) *p++ = 'd';
     if (c->flags & CF_CLOSE_AFTER) *p++ = 'c';
+    if (c->flags & CF_CLOSE_ASAP) *p++ = 'A';
     if (c->flags & CF_NO_EVICT) *p++ = 'e';
     if (c->flags & CF_NO_TOUCH) *p++ = 'T';
     if (p == buf) *p++ = 'N';
@@ -612,11 +617,12 @@ void client_info_line(struct client *c, bool current, struct rbuf *out, long lon
     int n = snprintf(line, sizeof line,
         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%llu psub=%llu ssub=%llu "
         "multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 oll=0 omem=%zu "
-        "tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+        "tot-mem=%zu events=r cmd=%s user=default redir=%lld resp=%d lib-name=%s lib-ver=%s\n",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
         (now_ms - c->ctime_ms) / 1000, (now_ms - c->last_ms) / 1000, client_flag_letters(c, flags), c->db,
         subs[PS_CHANNEL], subs[PS_PATTERN], subs[PS_SHARD], qbuf, c->in.cap - c->in.len, c->in.cap, client_output_size(c),
-        sizeof *c + c->in.cap + c->out.cap + c->sending.cap, c->last_cmd, c->resp,
+        sizeof *c + c->in.cap + c->out.cap + c->sending.cap, c->last_cmd,
+        c->trk && (c->trk->flags & TRK_ON) ? (long long)c->trk->redir_id : -1LL, c->resp,
         c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
     rbuf_append(out, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }

@@ -18,8 +18,8 @@
  *
  * With REDIRECT the push goes to the redirect client, found by the
  * thread, idx and gen noted when CLIENT TRACKING checked its id: on this
- * thread directly, on another as a TRK_REDIR entry, which comes back as
- * TRK_BROKEN if that client has gone: the tracking client then gets
+ * thread directly, on another as a TRK_MSG_REDIR entry, which comes back as
+ * TRK_MSG_BROKEN if that client has gone: the tracking client then gets
  * tracking-redir-broken instead, now and for every later invalidation.
  */
 #include "ringkv/server.h"
@@ -82,7 +82,7 @@ void client_tracking_caching(struct client *c) { c->trk->flags |= TRK_CACHING; }
 static void unregister_later(struct client *c) {
     if (!(c->trk->flags & TRK_BCAST)) return;
     for (unsigned i = 0; i < srv.nworkers; i++) {
-        struct trk_entry e = { TRK_UNREG, 0, 0, c->trk_epoch, { c->w->id, c->idx, c->gen }, 0, 0 };
+        struct trk_entry e = { TRK_MSG_UNREG, 0, 0, c->trk_epoch, { c->w->id, c->idx, c->gen }, 0, 0 };
         trk_emit(i, &e, (struct slice){0}, (struct slice){0});
     }
 }
@@ -185,7 +185,7 @@ static void invalidate_client(struct worker *w, struct client *c, struct slice a
         else push_broken(c);
         return;
     }
-    struct trk_entry e = { TRK_REDIR, t->redir.idx, t->redir.gen, 0, { w->id, c->idx, c->gen }, 0,
+    struct trk_entry e = { TRK_MSG_REDIR, t->redir.idx, t->redir.gen, 0, { w->id, c->idx, c->gen }, 0,
                            arr.ptr ? (uint32_t)arr.len : TRK_NULL_LEN };
     trk_emit(t->redir.worker, &e, (struct slice){0}, arr);
 }
@@ -295,7 +295,7 @@ void tracking_deliver(struct worker *w, const char *buf, size_t len) {
         size_t at = (size_t)(p - buf);
         p = entry_at(p, &e, &prefix, &key);
         switch (e.kind) {
-        case TRK_KEY: {
+        case TRK_MSG_KEY: {
             struct client *c = tracking_client(w, &e, false);
             if (!c || wrote_it(w, c, &e.w)) break;
             struct reply r = { &arr, 2 };
@@ -305,27 +305,27 @@ void tracking_deliver(struct worker *w, const char *buf, size_t len) {
             invalidate_client(w, c, (struct slice){ arr.buf, arr.len });
             break;
         }
-        case TRK_BCAST:
+        case TRK_MSG_BCAST:
             rbuf_append(&bcast, &at, sizeof at);
             break;
-        case TRK_FLUSH:
+        case TRK_MSG_FLUSH:
             for (uint32_t i = 0; i < w->nclients_cap; i++) {
                 struct client *c = w->clients[i];
                 if (c && !(c->flags & CF_CLOSING) && c->trk && (c->trk->flags & TRK_ON))
                     invalidate_client(w, c, (struct slice){0});
             }
             break;
-        case TRK_REDIR: {
+        case TRK_MSG_REDIR: {
             struct client *to = redirect_live(w, e.idx, e.gen);
             if (to) {
                 write_invalidation(to, key, true);
             } else {
-                struct trk_entry b = { TRK_BROKEN, e.w.idx, e.w.gen, 0, { w->id, e.idx, e.gen }, 0, 0 };
+                struct trk_entry b = { TRK_MSG_BROKEN, e.w.idx, e.w.gen, 0, { w->id, e.idx, e.gen }, 0, 0 };
                 trk_emit(e.w.worker, &b, (struct slice){0}, (struct slice){0});
             }
             break;
         }
-        case TRK_BROKEN: {
+        case TRK_MSG_BROKEN: {
             struct client *c = client_live(w, e.idx, e.gen);
             struct client_tracking *t = c ? c->trk : NULL;
             /* only if it still redirects to the client that was found gone */
@@ -334,7 +334,7 @@ void tracking_deliver(struct worker *w, const char *buf, size_t len) {
                 push_broken(c);
             break;
         }
-        case TRK_UNREG:
+        case TRK_MSG_UNREG:
             /* a transaction of another thread may be reading our shard */
             if (shard_is_held(w)) trk_emit(w->id, &e, prefix, key);
             else trk_bcast_unregister(&w->shard, &(struct block_record){ e.w.worker, e.w.idx, e.w.gen, e.epoch });

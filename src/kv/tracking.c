@@ -96,7 +96,7 @@ static void match_prefixes(struct trk_table *t, struct slice key, const struct t
         if (p->len > key.len || memcmp(p->p, key.ptr, p->len) != 0) continue;
         for (size_t j = 0; j < p->n; j++) {
             const struct block_record *r = &p->regs[j];
-            struct trk_entry e = { TRK_BCAST, r->idx, r->gen, r->seq, *w, (uint32_t)p->len, (uint32_t)key.len };
+            struct trk_entry e = { TRK_MSG_BCAST, r->idx, r->gen, r->seq, *w, (uint32_t)p->len, (uint32_t)key.len };
             trk_emit(r->worker, &e, (struct slice){ p->p, p->len }, key);
         }
     }
@@ -115,7 +115,7 @@ static void take_key(struct trk_table *t, struct slice key, const struct trk_wri
     for (size_t i = 0; i < n; i++) {
         struct block_record r;
         memcpy(&r, v.ptr + i * sizeof r, sizeof r);
-        struct trk_entry e = { TRK_KEY, r.idx, r.gen, r.seq, *w, 0, (uint32_t)k.len };
+        struct trk_entry e = { TRK_MSG_KEY, r.idx, r.gen, r.seq, *w, 0, (uint32_t)k.len };
         trk_emit(r.worker, &e, (struct slice){0}, k);
     }
     hm_elem_free(el);

@@ -160,6 +160,14 @@ static void test_redirect_resp2(void **state) {
     assert_int_equal(flags->n, 2);
     assert_string_equal(flags->elem[1]->str, "broken_redirect");
     rv_free(info);
+    /* CLIENT INFO: tracking (t), broken redirect (R), the redirect id */
+    raw_cmd(tr[0], "CLIENT INFO");
+    info = raw_reply(tr[0]);
+    char redir[48];
+    snprintf(redir, sizeof redir, " redir=%lld ", id);
+    assert_non_null(strstr(info->str, " flags=tR "));
+    assert_non_null(strstr(info->str, redir));
+    rv_free(info);
     RAW(tr[0], "-ERR The client ID you want redirect to does not exist\r\n", "CLIENT TRACKING on REDIRECT %lld", id);
     long long self = client_id(tr[0]);
     RAW(tr[0], "-ERR A client can only redirect to a single other client\r\n",

@@ -100,12 +100,12 @@ static void check_invalidation(struct model *m, int k, bool bcast) {
     size_t expected = 0;
     for (int c = 0; c < NCLIENTS; c++) {
         int want = m->epoch[k][c] >= 0;
-        if (want) assert_int_equal(count_entries(TRK_KEY, c, m->epoch[k][c], key, NULL), 1);
+        if (want) assert_int_equal(count_entries(TRK_MSG_KEY, c, m->epoch[k][c], key, NULL), 1);
         expected += (size_t)want;
         m->epoch[k][c] = -1;
         for (int p = 0; p < NPREFIX && bcast; p++) {
             bool match = strncmp(key, prefixes[p], strlen(prefixes[p])) == 0 && m->reg[p][c];
-            if (match) assert_int_equal(count_entries(TRK_BCAST, c, m->reg_epoch[p][c], key, prefixes[p]), 1);
+            if (match) assert_int_equal(count_entries(TRK_MSG_BCAST, c, m->reg_epoch[p][c], key, prefixes[p]), 1);
             expected += match;
         }
     }
@@ -166,7 +166,7 @@ static void test_model(void **state) {
                 key_name(i, kn);
                 bool told = false;
                 for (int j = 0; j < NCLIENTS; j++)
-                    if (m.epoch[i][j] >= 0 && count_entries(TRK_KEY, j, m.epoch[i][j], kn, NULL)) told = true;
+                    if (m.epoch[i][j] >= 0 && count_entries(TRK_MSG_KEY, j, m.epoch[i][j], kn, NULL)) told = true;
                 if (told)
                     for (int j = 0; j < NCLIENTS; j++) m.epoch[i][j] = -1;
             }
