@@ -99,6 +99,7 @@ struct client {
     char *name;
     char *lib_name, *lib_ver;
     long long ctime_ms, last_ms;
+    long long obuf_soft_since_ms;  /* over the soft output limit since (0: not) */
     const char *last_cmd;
     /* blocking commands */
     uint32_t block_seq;            /* attempt number: older waiter records are stale */

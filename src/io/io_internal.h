@@ -30,6 +30,9 @@ void client_schedule_resume(struct client *c);   /* resume from the worker loop 
 void client_schedule_wake(struct client *c);     /* ...ahead of the merely scheduled */
 struct client *client_next_resume(struct worker *w);
 void client_close_asap(struct client *c);        /* close at the end of the iteration */
+/* client-output-buffer-limit's classes, in its order */
+enum obuf_class { OBUF_NORMAL, OBUF_REPLICA, OBUF_PUBSUB };
+void client_check_obuf_limit(struct client *c, enum obuf_class k);
 
 /* run.c, for client.c and multi.c */
 enum exec_result { EXEC_DONE, EXEC_WAIT };

@@ -160,9 +160,10 @@ static void redactions(int argc, const struct slice *argv, bool *red) {
 static void deliver_local(struct monitor_local *ml, const char *p, size_t len) {
     for (size_t i = 0; i < ml->n; i++) {
         struct client *m = ml->mons[i];
-        if (m->flags & CF_CLOSING) continue;
+        if (m->flags & (CF_CLOSING | CF_CLOSE_ASAP)) continue;
         rbuf_append(&m->out, p, len);
         client_mark_flush(m);
+        client_check_obuf_limit(m, OBUF_NORMAL);   /* Redis limits a monitor as a normal client */
     }
 }
 

@@ -16,8 +16,10 @@
  * call back up into client.c.
  */
 #include "ringkv/server.h"
+#include "ringkv/config.h"
 #include "ringkv/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +72,26 @@ void client_schedule_resume(struct client *c) {
 void client_close_asap(struct client *c) {
     c->flags |= CF_CLOSE_ASAP;
     client_mark_flush(c);
+}
+
+/* client-output-buffer-limit of class k: over the hard limit, or over the
+ * soft one for longer than its seconds, c is closed (at the end of the
+ * iteration: the caller may be walking lists that hold it). */
+void client_check_obuf_limit(struct client *c, enum obuf_class k) {
+    size_t used = client_output_size(c);
+    long long hard = CONFIG_GET(client_obuf_limit[k][0]), soft = CONFIG_GET(client_obuf_limit[k][1]);
+    long long secs = CONFIG_GET(client_obuf_limit[k][2]);
+    bool over = hard && used >= (size_t)hard;
+    if (!over && soft && used >= (size_t)soft) {
+        if (!c->obuf_soft_since_ms) c->obuf_soft_since_ms = c->w->now_ms;
+        over = c->w->now_ms - c->obuf_soft_since_ms > secs * 1000;
+    } else if (!over) {
+        c->obuf_soft_since_ms = 0;
+    }
+    if (RK_LIKELY(!over) || (c->flags & (CF_CLOSING | CF_CLOSE_ASAP))) return;
+    fprintf(stderr, "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.\n",
+            (unsigned long long)c->id, c->addr);
+    client_close_asap(c);
 }
 
 /* Resume c ahead of the clients merely scheduled, behind those woken

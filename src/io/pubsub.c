@@ -45,7 +45,6 @@ struct pubsub_local {
 
 struct pubsub_client {
     struct hashmap *names[PS_KINDS];   /* the client's subscriptions, as sets */
-    long long soft_since_ms;           /* over the soft limit since (0: not) */
 };
 
 static struct pubsub_local *local_of(struct worker *w) {
@@ -318,20 +317,6 @@ void client_pubsub_reset(struct client *c) {
 
 /* ---- delivery ---- */
 
-/* The pubsub class of client-output-buffer-limit. */
-static bool over_limit(struct client *c, long long now_ms) {
-    size_t used = client_output_size(c);
-    long long hard = CONFIG_GET(client_obuf_limit[2][0]), soft = CONFIG_GET(client_obuf_limit[2][1]);
-    long long secs = CONFIG_GET(client_obuf_limit[2][2]);
-    if (hard && used >= (size_t)hard) return true;
-    if (!soft || used < (size_t)soft) {
-        c->subs->soft_since_ms = 0;
-        return false;
-    }
-    if (!c->subs->soft_since_ms) c->subs->soft_since_ms = now_ms;
-    return now_ms - c->subs->soft_since_ms > secs * 1000;
-}
-
 static void deliver_to(struct client *c, const char *what, const struct slice *pattern,
                        struct slice channel, struct slice msg) {
     if (c->flags & (CF_CLOSING | CF_CLOSE_ASAP)) return;
@@ -342,13 +327,7 @@ static void deliver_to(struct client *c, const char *what, const struct slice *p
     reply_bulk_slice(&r, channel);
     reply_bulk_slice(&r, msg);
     PUSH_END(c);
-    if (RK_UNLIKELY(over_limit(c, c->w->now_ms))) {
-        /* closed at the end of the iteration: closing now would change
-         * the lists being walked */
-        fprintf(stderr, "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.\n",
-                (unsigned long long)c->id, c->addr);
-        client_close_asap(c);
-    }
+    client_check_obuf_limit(c, OBUF_PUBSUB);
 }
 
 static void deliver_list(struct sub_list *sl, const char *what, const struct slice *pattern,

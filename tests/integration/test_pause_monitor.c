@@ -407,6 +407,25 @@ static void test_monitor_format(void **state) {
     freeReplyObject(r);
 }
 
+/* A monitor that does not read is closed at the normal class of
+ * client-output-buffer-limit, as Redis counts it (no limit by default). */
+static void test_monitor_output_limit(void **state) {
+    struct fixture *f = FIX(state);
+    OK(f->c, "CONFIG SET client-output-buffer-limit %s", "normal 65536 0 0");
+    struct raw *m = raw_connect(&f->srv);
+    RAW(m, "+OK\r\n", "MONITOR");
+    char value[1024];
+    memset(value, 'v', sizeof value - 1);
+    value[sizeof value - 1] = '\0';
+    /* past what the kernel's socket buffers take, until the monitor goes */
+    long long before = info_ll(f->c, "clients", "connected_clients");
+    for (int i = 0; i < 400 && info_ll(f->c, "clients", "connected_clients") == before; i++)
+        for (int j = 0; j < 100; j++) OK(f->c, "SET mon:big %s", value);
+    assert_true(raw_read_to_close(m, 10000));
+    raw_close(m);
+    OK(f->c, "CONFIG SET client-output-buffer-limit %s", "normal 0 0 0");
+}
+
 /* RESET ends MONITOR and the NO-EVICT and NO-TOUCH modes (NO-TOUCH is
  * Redis 7.2's, whose RESET also ends NO-EVICT: not checked on 7.0). */
 static void test_reset(void **state) {
@@ -448,6 +467,7 @@ int main(void) {
         cmocka_unit_test_setup(test_monitor_every_thread, h_flushall),
         cmocka_unit_test_setup(test_monitor_order, h_flushall),
         cmocka_unit_test_setup(test_monitor_format, h_flushall),
+        cmocka_unit_test_setup(test_monitor_output_limit, h_flushall),
         cmocka_unit_test_setup(test_reset, h_flushall),
     };
     int rc = cmocka_run_group_tests_name("pause_monitor", tests, h_group_setup, h_group_teardown);
