@@ -105,6 +105,20 @@ void db_signal_ready_db(struct cmd_ctx *c, int db);
  * its keys only while there are any. */
 extern _Atomic long rk_waiter_keys;
 
+/*
+ * Keyspace events the keyspace raises itself (notify-keyspace-events):
+ * "expired" when it deletes a key because it expired (a lookup, active
+ * expiry, RANDOMKEY, a write over it) and "new" when a key joins a
+ * database (Redis's dbAdd). The classes are Redis's bits, notify.h's
+ * NOTIFY_EXPIRED and NOTIFY_NEW. The command layer publishes them through
+ * db_event_hook (set at start, NULL in unit tests), called as
+ * hook(c, class, event, key) for database c->db; from active expiry c has
+ * no worker. The configuration is tested first, so while it leaves a class
+ * out (the default) raising it costs one predictable branch.
+ */
+#define DB_EVENT_EXPIRED (1 << 8)
+#define DB_EVENT_NEW     (1 << 14)
+extern void (*db_event_hook)(struct cmd_ctx *c, int type, const char *event, struct slice key);
 
 void shard_init(struct shard *s, unsigned id, unsigned ndb);
 void shard_destroy(struct shard *s);

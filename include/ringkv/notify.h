@@ -4,12 +4,16 @@
  * on the ordinary pub/sub channels, for the classes the configuration
  * enables. Event names are Redis's. Costs one relaxed load when the
  * configuration enables nothing (the default).
+ *
+ * "expired" and "new" are raised by the keyspace itself (db.h), which
+ * cannot call up into this layer: notify_init() gives it the hook.
  */
 #ifndef RINGKV_NOTIFY_H
 #define RINGKV_NOTIFY_H
 
 #include "ringkv/command.h"
 #include "ringkv/config.h"
+#include "ringkv/db.h"
 
 /* Redis's classes, in its bit order. */
 enum {
@@ -21,12 +25,12 @@ enum {
     NOTIFY_SET = 1 << 5,        /* s */
     NOTIFY_HASH = 1 << 6,       /* h */
     NOTIFY_ZSET = 1 << 7,       /* z */
-    NOTIFY_EXPIRED = 1 << 8,    /* x */
+    NOTIFY_EXPIRED = DB_EVENT_EXPIRED,   /* x (1 << 8) */
     NOTIFY_EVICTED = 1 << 9,    /* e */
     NOTIFY_STREAM = 1 << 10,    /* t */
     NOTIFY_KEY_MISS = 1 << 11,  /* m (not part of A) */
     NOTIFY_MODULE = 1 << 13,    /* d */
-    NOTIFY_NEW = 1 << 14,       /* n (not part of A) */
+    NOTIFY_NEW = DB_EVENT_NEW,  /* n (1 << 14, not part of A) */
     NOTIFY_ALL = NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH | NOTIFY_ZSET |
                  NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE,
 };
@@ -41,5 +45,7 @@ static inline void notify(struct cmd_ctx *c, int type, const char *event, struct
 }
 /* The same without a command: active expiry on shard s's own thread. */
 void notify_on_shard(struct shard *s, int dbi, int type, const char *event, struct slice key);
+/* At start: the keyspace's "expired" and "new" go through here (db_event_hook). */
+void notify_init(void);
 
 #endif

@@ -19,6 +19,7 @@
 #include "ringkv/command.h"
 #include "ringkv/command_stats.h"
 #include "ringkv/command_def.h"
+#include "ringkv/notify.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -319,6 +320,7 @@ void command_table_init(void) {
     if (done) return;
     done = true;
     reply_error_hook = stats_error_reply;
+    notify_init();
     for (size_t g = 0; g < RK_ARRAY_LEN(groups); g++)
         for (const struct command *cmd = groups[g]; cmd->name; cmd++) add_command(cmd);
     for (size_t i = 0; i < ncommands; i++) {

@@ -44,3 +44,14 @@ void notify_on_shard(struct shard *s, int dbi, int type, const char *event, stru
     if (!(flags & type)) return;
     publish_both(&srv.workers[s->id], s->psdir, flags, event, key, dbi);
 }
+
+/* Active expiry runs outside any command, on the shard's own thread: its
+ * context has the shard but no worker. */
+static void keyspace_event(struct cmd_ctx *c, int type, const char *event, struct slice key) {
+    if (c->worker) notify_slow(c, type, event, key);
+    else notify_on_shard(c->shard, c->db, type, event, key);
+}
+
+void notify_init(void) {
+    db_event_hook = keyspace_event;
+}

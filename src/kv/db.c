@@ -20,6 +20,11 @@
  * Every place an entry enters or leaves a table goes through insert_entry()
  * or drop_entry(), which keep kv_db.expires in step with ENTRY_EXPIRE.
  *
+ * Keyspace events. Every deletion of an expired key counts in expired_keys
+ * and raises "expired"; every key added by db_insert, or by db_set where
+ * none was, raises "new" (db.h). Redis raises "new" in dbAdd, before the
+ * command's own event, and so do these: commands notify after storing.
+ *
  * Hashing once. A command that looks a key up and then inserts it (SET NX,
  * INCR of a new key, ...) would hash the key twice, because db_insert only
  * receives the new entry. A small per-thread memo remembers the last key
@@ -32,6 +37,7 @@
 #include "ringkv/hashmap.h"
 #include "ringkv/pubsub_dir.h"
 #include "ringkv/command.h"
+#include "ringkv/config.h"
 #include "ringkv/util.h"
 #include "ringkv/tracking.h"
 #include "ringkv/watch.h"
@@ -141,6 +147,15 @@ size_t db_size_all(struct cmd_ctx *c, int dbi) {
     return n;
 }
 
+void (*db_event_hook)(struct cmd_ctx *c, int type, const char *event, struct slice key);
+
+/* The configuration is read first: the hook is set whenever the server
+ * runs, and "new" would otherwise cost a call per key added. */
+static inline void key_event(struct cmd_ctx *c, int type, const char *event, struct slice key) {
+    if (RK_UNLIKELY(CONFIG_GET(notify_keyspace_events) & type) && db_event_hook)
+        db_event_hook(c, type, event, key);
+}
+
 /* The only ways an entry enters, leaves or is swapped in a table. */
 static void insert_entry(struct kv_db *db, struct kv_entry *e, uint64_t h) {
     table_insert(&db->table, e, h);
@@ -168,6 +183,7 @@ static void expire_entry(struct cmd_ctx *c, struct shard *s, struct kv_db *db, s
     trk_key_gone(s, key);   /* client-side caching: before the entry (and key) may go */
     entry_free(drop_entry(db, key, h));
     s->stats.expired_keys++;
+    key_event(c, DB_EVENT_EXPIRED, "expired", key);
     db_touch_watched(c, c->db, key, true);
 }
 
@@ -176,8 +192,10 @@ void db_expire_found(struct cmd_ctx *c, struct shard *s, struct kv_db *db, struc
     uint64_t h = table_hash(key.ptr, key.len);
     if (RK_LIKELY(atomic_load_explicit(&rk_watch_records, memory_order_relaxed) == 0)) {
         trk_key_gone(s, key);
-        entry_free(drop_entry(db, key, h));
+        drop_entry(db, key, h);
         s->stats.expired_keys++;
+        key_event(c, DB_EVENT_EXPIRED, "expired", key);   /* while e still holds the key */
+        entry_free(e);
         return;
     }
     struct rbuf copy = {0};   /* the key is told after the entry is freed */
@@ -218,6 +236,7 @@ void db_insert(struct cmd_ctx *c, struct kv_entry *e) {
     e = home_entry(c, s, e);
     struct slice key = entry_key_slice(e);
     insert_entry(&s->dbs[c->db], e, key_hash(key));
+    key_event(c, DB_EVENT_NEW, "new", key);
     db_changed(c, key, false);
 }
 
@@ -238,9 +257,14 @@ void db_set(struct cmd_ctx *c, struct kv_entry *e) {
 
     if (!slot) {
         insert_entry(db, e, h);
+        key_event(c, DB_EVENT_NEW, "new", key);
+    } else if (key_is_expired(*slot, c->now_ms)) {
+        /* Redis expires it in the lookup before adding the new one */
+        s->stats.expired_keys++;
+        key_event(c, DB_EVENT_EXPIRED, "expired", key);
+        swap_entry(db, slot, e);
+        key_event(c, DB_EVENT_NEW, "new", key);
     } else {
-        if (key_is_expired(*slot, c->now_ms))
-            s->stats.expired_keys++;   /* Redis expires it in the lookup before overwriting */
         swap_entry(db, slot, e);
     }
     db_changed(c, key, false);
@@ -255,8 +279,10 @@ bool db_delete(struct cmd_ctx *c, struct slice key) {
     if (!e)
         return false;
     bool live = !key_is_expired(e, c->now_ms);
-    if (!live)
+    if (!live) {
         s->stats.expired_keys++;
+        key_event(c, DB_EVENT_EXPIRED, "expired", key);
+    }
     entry_free(e);
     if (live) db_changed(c, key, true);
     else db_touch_watched(c, c->db, key, true);
