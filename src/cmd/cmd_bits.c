@@ -30,6 +30,7 @@
 #include "ringkv/command_def.h"
 #include "ringkv/config.h"
 #include "ringkv/db.h"
+#include "ringkv/notify.h"
 #include "ringkv/util.h"
 
 #define ERR_BIT_OFFSET      "ERR bit offset is not an integer or out of range"
@@ -247,7 +248,10 @@ static void cmd_setbit(struct cmd_ctx *c) {
     int old = (*byte >> shift) & 1;
     *byte = (unsigned char)((*byte & ~(1u << shift)) | ((unsigned)on << shift));
     /* as Redis: a change only if the string grew or the bit flipped */
-    if (grew || old != on) db_changed(c, c->argv[1], false);
+    if (grew || old != on) {
+        db_changed(c, c->argv[1], false);
+        notify(c, NOTIFY_STRING, "setbit", c->argv[1]);
+    }
     reply_int(&c->r, old);
 }
 
@@ -450,8 +454,9 @@ static void cmd_bitop(struct cmd_ctx *c) {
         struct kv_entry *e = new_string_of_len(dest, maxlen);
         bitop_compute(op, (unsigned char *)entry_val(e), maxlen, src, n);
         db_set(c, e);   /* overwrites any type and drops the TTL, as Redis's setKey */
-    } else {
-        db_delete(c, dest);
+        notify(c, NOTIFY_STRING, "set", dest);
+    } else if (db_delete(c, dest)) {
+        notify(c, NOTIFY_GENERIC, "del", dest);
     }
     free(src);
     reply_int(&c->r, (long long)maxlen);
@@ -615,9 +620,10 @@ static uint64_t unsigned_add(uint64_t old, int64_t incr, unsigned bits, enum bf_
 }
 
 /* One SET or INCRBY on the string's bytes: replies the old value (SET) or
- * the new one (INCRBY), or a null when it overflows under FAIL. */
-/* Whether the field's bits changed. */
-static bool bf_write(struct cmd_ctx *c, struct kv_entry *e, const struct bf_op *op) {
+ * the new one (INCRBY), or a null when it overflows under FAIL. Whether it
+ * counts as a change, as Redis counts them: it wrote, and the string was
+ * created or grown for the command (grew) or the field's bits changed. */
+static bool bf_write(struct cmd_ctx *c, struct kv_entry *e, const struct bf_op *op, bool grew) {
     unsigned char *p = (unsigned char *)entry_val(e);
     uint64_t raw = field_get(p, entry_val_len(e), op->offset, op->bits);
     uint64_t result;
@@ -643,7 +649,7 @@ static bool bf_write(struct cmd_ctx *c, struct kv_entry *e, const struct bf_op *
     field_set(p, op->offset, op->bits, result);
     reply_int(&c->r, reply);
     uint64_t mask = op->bits >= 64 ? ~0ull : (1ull << op->bits) - 1;
-    return (result & mask) != (raw & mask);
+    return grew || (result & mask) != (raw & mask);
 }
 
 static void bf_get(struct cmd_ctx *c, struct slice v, const struct bf_op *op) {
@@ -657,7 +663,7 @@ static void bitfield_generic(struct cmd_ctx *c, bool readonly_cmd) {
     struct bf_op *ops = rk_malloc(sizeof *ops * (size_t)((c->argc - 2) / 3 + 1));
     struct kv_entry *e = NULL;
     uint64_t maxbit;
-    bool writes, wrong, changed = false;
+    bool writes, wrong, grew = false, changed = false;
     int n;
 
     if (!bf_parse(c, ops, &n, &writes, &maxbit))
@@ -670,7 +676,7 @@ static void bitfield_generic(struct cmd_ctx *c, bool readonly_cmd) {
     } else if (readonly_cmd) {
         reply_error(&c->r, ERR_BITFIELD_RO);
         goto done;
-    } else if (!(e = string_for_bits(c, c->argv[1], maxbit, &changed))) {
+    } else if (!(e = string_for_bits(c, c->argv[1], maxbit, &grew))) {
         goto done;
     }
     reply_array(&c->r, (size_t)n);
@@ -678,9 +684,12 @@ static void bitfield_generic(struct cmd_ctx *c, bool readonly_cmd) {
         if (ops[i].opcode == BF_GET)
             bf_get(c, e ? entry_val_slice(e) : (struct slice){ NULL, 0 }, &ops[i]);
         else
-            changed |= bf_write(c, e, &ops[i]);
+            changed |= bf_write(c, e, &ops[i], grew);
     }
-    if (changed) db_changed(c, c->argv[1], false);
+    if (changed) {
+        db_changed(c, c->argv[1], false);
+        notify(c, NOTIFY_STRING, "setbit", c->argv[1]);
+    }
 done:
     free(ops);
 }

@@ -110,6 +110,7 @@ static void cmd_hsetnx(struct cmd_ctx *c) {
     hash_try_conversion(&h, &c->argv[2], 2);
     hash_set(&h, c->argv[2], c->argv[3]);
     hash_commit(c, c->argv[1], slot, h, true);
+    notify(c, NOTIFY_HASH, "hset", c->argv[1]);
     reply_int(&c->r, 1);
 }
 
@@ -282,6 +283,7 @@ static void cmd_hincrbyfloat(struct cmd_ctx *c) {
     struct slice s = { out, (size_t)ld_to_str_human(out, sizeof out, value) };
     hash_set(&h, c->argv[2], s);
     hash_commit(c, c->argv[1], slot, h, true);
+    notify(c, NOTIFY_HASH, "hincrbyfloat", c->argv[1]);
     reply_bulk_slice(&c->r, s);
 }
 

@@ -308,6 +308,14 @@ static void reply_ok_or_int(struct cmd_ctx *c, bool nx, long long v) {
     else reply_ok(&c->r);
 }
 
+/* A generic event of database dbi, which MOVE names besides the client's. */
+static void notify_db(struct cmd_ctx *c, int dbi, const char *event, struct slice key) {
+    int saved = c->db;
+    c->db = dbi;
+    notify(c, NOTIFY_GENERIC, event, key);
+    c->db = saved;
+}
+
 /* The entry leaves the source unchanged in size; for strings entry_with_key
  * copies the bytes once, for other types it moves the object. */
 static void rename_generic(struct cmd_ctx *c, bool nx) {
@@ -332,6 +340,8 @@ static void rename_generic(struct cmd_ctx *c, bool nx) {
     struct kv_entry *e = entry_with_key(old, dst, true);
     entry_release(old);   /* the object, if any, now belongs to e */
     db_insert(c, e);
+    notify(c, NOTIFY_GENERIC, "rename_from", src);
+    notify(c, NOTIFY_GENERIC, "rename_to", dst);
     reply_ok_or_int(c, nx, 1);
 }
 
@@ -364,6 +374,8 @@ void cmd_move(struct cmd_ctx *c) {
     c->db = dst;
     db_insert(c, e);
     c->db = src;
+    notify(c, NOTIFY_GENERIC, "move_from", key);
+    notify_db(c, dst, "move_to", key);
     reply_int(&c->r, 1);
 }
 
@@ -402,6 +414,7 @@ void cmd_copy(struct cmd_ctx *c) {
         db_delete(c, dst);   /* a different entry from e: src != dst or the dbs differ */
     }
     db_insert(c, entry_with_key(e, dst, false));
+    notify(c, NOTIFY_GENERIC, "copy_to", dst);
     c->db = srcdb;
     reply_int(&c->r, 1);
 }
@@ -519,6 +532,7 @@ void cmd_persist(struct cmd_ctx *c) {
     struct kv_entry **slot = db_lookup_slot(c, c->argv[1], LOOKUP_NONE);
     if (slot && entry_has_expire(*slot)) {
         db_set_expire(c, slot, NO_EXPIRE);
+        notify(c, NOTIFY_GENERIC, "persist", c->argv[1]);
         reply_int(&c->r, 1);
     } else {
         reply_int(&c->r, 0);

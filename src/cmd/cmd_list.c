@@ -65,6 +65,12 @@ static void commit_removal(struct cmd_ctx *c, struct slice key, struct kv_entry 
     list_commit(c, key, slot, l, changed);
 }
 
+/* Redis's listElementsRemoved: the pop's event, then "del" if the list went. */
+static void notify_popped(struct cmd_ctx *c, struct slice key, bool tail, bool emptied) {
+    notify(c, NOTIFY_LIST, tail ? "rpop" : "lpop", key);
+    if (emptied) notify(c, NOTIFY_GENERIC, "del", key);
+}
+
 /* An empty string read from a listpack may have a NULL pointer, which must
  * not reach memcpy (reply.c, listpack.c). */
 static inline struct slice nonnull(struct slice s) {
@@ -160,8 +166,7 @@ static void pop_generic(struct cmd_ctx *c, bool tail) {
     else pop_one_reply(c, &l, tail);
     bool popped = !hascount || count, emptied = list_len(l) == 0;
     commit_removal(c, c->argv[1], slot, l, popped);
-    if (popped) notify(c, NOTIFY_LIST, tail ? "rpop" : "lpop", c->argv[1]);
-    if (emptied) notify(c, NOTIFY_GENERIC, "del", c->argv[1]);
+    if (popped) notify_popped(c, c->argv[1], tail, emptied);
 }
 
 static void cmd_lpop(struct cmd_ctx *c) { pop_generic(c, false); }
@@ -319,6 +324,7 @@ static void cmd_lset(struct cmd_ctx *c) {
         }
     }
     list_commit(c, c->argv[1], slot, l, changed);
+    if (changed) notify(c, NOTIFY_LIST, "lset", c->argv[1]);
 }
 
 static void cmd_lrem(struct cmd_ctx *c) {
@@ -332,7 +338,10 @@ static void cmd_lrem(struct cmd_ctx *c) {
         return;
     }
     size_t removed = list_remove(&l, c->argv[3], count);
+    bool emptied = list_len(l) == 0;
     commit_removal(c, c->argv[1], slot, l, removed > 0);
+    if (removed) notify(c, NOTIFY_LIST, "lrem", c->argv[1]);
+    if (emptied) notify(c, NOTIFY_GENERIC, "del", c->argv[1]);
     reply_int(&c->r, (long long)removed);
 }
 
@@ -360,7 +369,10 @@ static void cmd_ltrim(struct cmd_ctx *c) {
     }
     list_del_range(&l, 0, (size_t)ltrim);
     list_del_range(&l, -rtrim, (size_t)rtrim);
+    bool emptied = list_len(l) == 0;
     commit_removal(c, c->argv[1], slot, l, true);   /* Redis signals every LTRIM of a list */
+    notify(c, NOTIFY_LIST, "ltrim", c->argv[1]);
+    if (emptied) notify(c, NOTIFY_GENERIC, "del", c->argv[1]);
     reply_ok(&c->r);
 }
 
@@ -385,6 +397,7 @@ static void cmd_linsert(struct cmd_ctx *c) {
         reply = (long long)list_len(l);
     }
     list_commit(c, c->argv[1], slot, l, reply != -1);
+    if (reply != -1) notify(c, NOTIFY_LIST, "linsert", c->argv[1]);
     reply_int(&c->r, reply);
 }
 
@@ -410,6 +423,8 @@ static void list_rotate(struct cmd_ctx *c, struct slice key, bool from_tail, boo
     list_grew(&l);      /* Redis 7.2's order: the push's conversion, */
     list_shrank(&l);    /* then the pop's */
     list_commit(c, key, slot, l, true);
+    notify(c, NOTIFY_LIST, to_tail ? "rpush" : "lpush", key);   /* Redis's order: the push first */
+    notify(c, NOTIFY_LIST, from_tail ? "rpop" : "lpop", key);
     reply_bulk_slice(&c->r, val);
     rbuf_free(&buf);
 }
@@ -440,12 +455,16 @@ static void lmove_generic(struct cmd_ctx *c, bool from_tail, bool to_tail) {
     list_write(c, skey, &slot, &src);
     list_pop(&src, from_tail, &v, &buf);
     struct slice val = nonnull(lp_value_str(&v, num));
+    bool emptied = list_len(src) == 0;
     commit_removal(c, skey, slot, src, true);
     list_write(c, dkey, &slot, &dst);
     if (!dst) dst = list_new();
     list_push(&dst, val, to_tail);
     list_grew(&dst);
     list_commit(c, dkey, slot, dst, true);
+    /* Redis's order: the push (after "new"), then the pop and "del" */
+    notify(c, NOTIFY_LIST, to_tail ? "rpush" : "lpush", dkey);
+    notify_popped(c, skey, from_tail, emptied);
     reply_bulk_slice(&c->r, val);
     rbuf_free(&buf);
     db_signal_ready(c, dkey);
@@ -493,7 +512,9 @@ static bool lmpop_at(struct cmd_ctx *c, int at, int *nkeys) {
         reply_array(&c->r, 2);
         reply_bulk_slice(&c->r, c->argv[j]);
         pop_range_reply(c, &l, tail, count);
+        bool emptied = list_len(l) == 0;
         commit_removal(c, c->argv[j], slot, l, true);
+        notify_popped(c, c->argv[j], tail, emptied);
         return true;
     }
     *nkeys = (int)numkeys;
@@ -523,7 +544,9 @@ static void bpop_generic(struct cmd_ctx *c, bool tail) {
         reply_array(&c->r, 2);
         reply_bulk_slice(&c->r, c->argv[j]);
         pop_one_reply(c, &l, tail);
+        bool emptied = list_len(l) == 0;
         commit_removal(c, c->argv[j], slot, l, true);
+        notify_popped(c, c->argv[j], tail, emptied);
         return;
     }
     ctx_block_or_timeout(c, 1, c->argc - 1, timeout);

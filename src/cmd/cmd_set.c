@@ -144,10 +144,12 @@ static void spop_count(struct cmd_ctx *c) {
         return;
     }
     size_t size = set_obj_count(s);
+    notify(c, NOTIFY_SET, "spop", c->argv[1]);
     if ((unsigned long long)count >= size) {
         /* Everything: reply the whole set and delete the key. */
         reply_members(c, s, true);
         db_delete(c, c->argv[1]);
+        notify(c, NOTIFY_GENERIC, "del", c->argv[1]);
         return;
     }
     size_t remaining = size - (size_t)count;
@@ -193,7 +195,10 @@ static void cmd_spop(struct cmd_ctx *c) {
     struct rbuf buf = { 0 };
     reply_bulk_slice(&c->r, set_obj_pop(&s, rk_random(), &buf));
     rbuf_free(&buf);
+    bool emptied = set_obj_count(s) == 0;
     set_commit(c, c->argv[1], slot, s, true);
+    notify(c, NOTIFY_SET, "spop", c->argv[1]);
+    if (emptied) notify(c, NOTIFY_GENERIC, "del", c->argv[1]);
 }
 
 #define SRANDMEMBER_SUB_STRATEGY_MUL 3
@@ -285,18 +290,22 @@ static void cmd_smove(struct cmd_ctx *c) {
     struct kv_entry **slot;
     struct set_obj *s;
     get_set_slot(c, src, &slot, &s);
-    bool moved = set_obj_remove(&s, m);
+    bool moved = set_obj_remove(&s, m), emptied = set_obj_count(s) == 0;
     set_commit(c, src, slot, s, moved);
     if (!moved) {
         reply_int(&c->r, 0);
         return;
     }
+    /* Redis's order: the source's events before the destination is created */
+    notify(c, NOTIFY_SET, "srem", src);
+    if (emptied) notify(c, NOTIFY_GENERIC, "del", src);
     /* The table may have changed: look the destination up again. */
     get_set_slot(c, dst, &slot, &s);
     if (!s) s = set_obj_new(m, 1);
     /* the destination changed only if it did not hold the member yet */
     bool added = set_obj_add(&s, m);
     set_commit(c, dst, slot, s, added);
+    if (added) notify(c, NOTIFY_SET, "sadd", dst);
     reply_int(&c->r, 1);
 }
 
@@ -335,6 +344,9 @@ static bool add_to_set(void *ud, struct slice m) {
 }
 
 enum set_op { OP_INTER, OP_UNION, OP_DIFF };
+static const char *const store_events[] = {
+    [OP_INTER] = "sinterstore", [OP_UNION] = "sunionstore", [OP_DIFF] = "sdiffstore",
+};
 
 /* The result of op over sets[0..n) as a new set (never NULL). */
 static struct set_obj *compute(enum set_op op, struct set_obj **sets, int n) {
@@ -373,11 +385,12 @@ static void set_op_generic(struct cmd_ctx *c, enum set_op op, bool store) {
         set_obj_free(res);
     } else if (set_obj_count(res) == 0) {
         set_obj_free(res);
-        db_delete(c, c->argv[1]);
+        if (db_delete(c, c->argv[1])) notify(c, NOTIFY_GENERIC, "del", c->argv[1]);
         reply_int(&c->r, 0);
     } else {
         size_t count = set_obj_count(res);
         db_set(c, entry_new_obj(c->argv[1], OBJ_SET, res, NO_EXPIRE));
+        notify(c, NOTIFY_SET, store_events[op], c->argv[1]);
         reply_int(&c->r, (long long)count);
     }
 out:

@@ -251,13 +251,15 @@ void cmd_psetex(struct cmd_ctx *c) {
 }
 
 void cmd_getset(struct cmd_ctx *c) {
-    if (reply_get(c, c->argv[1]))
-        set_string(c, c->argv[1], c->argv[2]);
+    if (!reply_get(c, c->argv[1]))
+        return;
+    set_string(c, c->argv[1], c->argv[2]);
+    notify(c, NOTIFY_STRING, "set", c->argv[1]);
 }
 
 void cmd_getdel(struct cmd_ctx *c) {
-    if (reply_get(c, c->argv[1]))
-        db_delete(c, c->argv[1]);
+    if (reply_get(c, c->argv[1]) && db_delete(c, c->argv[1]))
+        notify(c, NOTIFY_GENERIC, "del", c->argv[1]);
 }
 
 void cmd_getex(struct cmd_ctx *c) {
@@ -276,12 +278,16 @@ void cmd_getex(struct cmd_ctx *c) {
         return;
     reply_bulk_slice(&c->r, entry_val_slice(*slot));
 
-    if ((o.flags & (OPT_EXAT | OPT_PXAT)) && when <= c->now_ms)
+    if ((o.flags & (OPT_EXAT | OPT_PXAT)) && when <= c->now_ms) {
         db_delete(c, c->argv[1]);
-    else if (o.flags & OPT_EXPIRE)
+        notify(c, NOTIFY_GENERIC, "del", c->argv[1]);
+    } else if (o.flags & OPT_EXPIRE) {
         db_set_expire(c, slot, when);
-    else if (o.flags & OPT_PERSIST)
+        notify(c, NOTIFY_GENERIC, "expire", c->argv[1]);
+    } else if ((o.flags & OPT_PERSIST) && entry_has_expire(*slot)) {
         db_set_expire(c, slot, NO_EXPIRE);
+        notify(c, NOTIFY_GENERIC, "persist", c->argv[1]);
+    }
 }
 
 /* ---------------------------------------------------------------------------
@@ -392,6 +398,7 @@ void cmd_setrange(struct cmd_ctx *c) {
         memset(entry_val(e) + olen, 0, (size_t)offset - olen);
     memcpy(entry_val(e) + offset, val.ptr, val.len);
     if (slot) db_changed(c, key, false);
+    notify(c, NOTIFY_STRING, "setrange", key);
     reply_int(&c->r, (long long)nlen);
 }
 
@@ -510,5 +517,6 @@ void cmd_incrbyfloat(struct cmd_ctx *c) {
     }
     struct slice s = { buf, (size_t)ld_to_str_human(buf, sizeof buf, v) };
     put_string(c, slot, c->argv[1], s, NO_EXPIRE, true);
+    notify(c, NOTIFY_STRING, "incrbyfloat", c->argv[1]);
     reply_bulk_slice(&c->r, s);
 }

@@ -346,14 +346,16 @@ static void emit_store(void *ud, struct slice m, double score) {
     zset_add(&e->dst, m, score, 0, &out, NULL);
 }
 
-/* Store the result zset at dst (or delete dst when empty); reply its size. */
-static void store_result(struct cmd_ctx *c, struct slice dst, struct zset_obj *res) {
+/* Store the result zset at dst (or delete dst when empty); reply its size.
+ * event: the command's keyspace event for a stored result. */
+static void store_result(struct cmd_ctx *c, struct slice dst, struct zset_obj *res, const char *event) {
     size_t n = res ? zset_len(res) : 0;
     if (n) {
         db_set(c, entry_new_obj(dst, OBJ_ZSET, res, NO_EXPIRE));
+        notify(c, NOTIFY_ZSET, event, dst);
     } else {
         zset_free(res);
-        db_delete(c, dst);
+        if (db_delete(c, dst)) notify(c, NOTIFY_GENERIC, "del", dst);
     }
     reply_int(&c->r, (long long)n);
 }
@@ -421,7 +423,7 @@ static void zrange_generic(struct cmd_ctx *c, int key_idx, bool store, int type,
             e.dst = zset_new();
             zrange_walk(z, &q, emit_store, &e);
         }
-        store_result(c, c->argv[1], e.dst);
+        store_result(c, c->argv[1], e.dst, "zrangestore");
         return;
     }
     if (!z) {
@@ -487,7 +489,15 @@ static void zremrange_generic(struct cmd_ctx *c, int type) {
     } else {
         deleted = zset_delete_range_lex(&z, &lr);
     }
+    bool emptied = zset_len(z) == 0;
     zset_commit(c, c->argv[1], slot, z, deleted > 0);
+    if (deleted) {
+        static const char *const events[] = {
+            [RANGE_RANK] = "zremrangebyrank", [RANGE_SCORE] = "zremrangebyscore", [RANGE_LEX] = "zremrangebylex",
+        };
+        notify(c, NOTIFY_ZSET, events[type], c->argv[1]);
+        if (emptied) notify(c, NOTIFY_GENERIC, "del", c->argv[1]);
+    }
     reply_int(&c->r, (long long)deleted);
 }
 
@@ -498,6 +508,12 @@ static void cmd_zremrangebylex(struct cmd_ctx *c) { zremrange_generic(c, RANGE_L
 /* ---------------------------------------------------------------------------
  * ZPOPMIN ZPOPMAX ZMPOP (Redis's genericZpopCommand)
  * ------------------------------------------------------------------------- */
+
+/* After a pop was stored: its event, then "del" if the sorted set went. */
+static void notify_zpopped(struct cmd_ctx *c, struct slice key, bool max, bool emptied) {
+    notify(c, NOTIFY_ZSET, max ? "zpopmax" : "zpopmin", key);
+    if (emptied) notify(c, NOTIFY_GENERIC, "del", key);
+}
 
 static void zpop_generic(struct cmd_ctx *c, const struct slice *keys, int nkeys, bool max, bool emitkey,
                          long long count, bool nested, bool nil_when_empty) {
@@ -542,7 +558,9 @@ static void zpop_generic(struct cmd_ctx *c, const struct slice *keys, int nkeys,
         reply_double(&c->r, zset_it_score_of(&it));
         zset_delete_range_rank(&z, rank, rank);
     }
+    bool emptied = zset_len(z) == 0;
     zset_commit(c, key, slot, z, true);
+    notify_zpopped(c, key, max, emptied);
 }
 
 static void zpopminmax(struct cmd_ctx *c, bool max) {
@@ -633,7 +651,9 @@ static void bzpopminmax(struct cmd_ctx *c, bool max) {
         reply_bulk_slice(&c->r, zset_it_member(&it));
         reply_double(&c->r, zset_it_score_of(&it));
         zset_delete_range_rank(&z, rank, rank);
+        bool emptied = zset_len(z) == 0;
         zset_commit(c, c->argv[j], slot, z, true);
+        notify_zpopped(c, c->argv[j], max, emptied);
         return;
     }
     ctx_block_or_timeout(c, 1, c->argc - 1, timeout);
@@ -1033,7 +1053,10 @@ static void zsetop_generic(struct cmd_ctx *c, int numkeys_idx, int op, bool stor
             acc = NULL;
             zset_convert_if_small(&res);
         }
-        store_result(c, c->argv[1], res);
+        static const char *const events[] = {
+            [OP_UNION] = "zunionstore", [OP_INTER] = "zinterstore", [OP_DIFF] = "zdiffstore",
+        };
+        store_result(c, c->argv[1], res, events[op]);
     } else {
         reply_elems_len(c, zsl_count(acc), withscores);
         for (const struct zsl_node *x = zsl_first(acc); x; x = zsl_next(x))
