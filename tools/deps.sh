@@ -3,8 +3,11 @@
 # when any is missing. Safe to run repeatedly; needs root (or sudo).
 set -euo pipefail
 
+# liblua5.1-0-dev, lua-cjson-dev, lua-bitop-dev: scripting (Lua 5.1 and the
+# static cjson and bit libraries it links)
 PACKAGES=(build-essential cmake pkg-config liburing-dev libxxhash-dev libcmocka-dev
-          libhiredis-dev libmimalloc-dev redis-tools)
+          libhiredis-dev libmimalloc-dev redis-tools
+          liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
 [ "${1:-}" = "--bench" ] && PACKAGES+=(redis-server linux-perf)
 
 missing=()
