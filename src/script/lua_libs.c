@@ -21,6 +21,7 @@
 #include "script_internal.h"
 
 #include <lauxlib.h>
+#include <math.h>
 
 int luaopen_cjson(lua_State *L);   /* Debian's liblua5.1-cjson.a */
 int luaopen_bit(lua_State *L);     /* Debian's liblua5.1-bitop.a */
@@ -31,6 +32,9 @@ int luaopen_bit(lua_State *L);     /* Debian's liblua5.1-bitop.a */
 struct json_scan {
     lua_State *L;
     size_t bound;
+    /* the instance's encode_sparse_array settings, read before the walk */
+    bool sparse_convert;
+    lua_Number sparse_ratio, sparse_safe;
 };
 
 static void scan_add(struct json_scan *s, size_t n) {
@@ -57,13 +61,14 @@ static void json_scan(struct json_scan *s, int depth) {
             luaL_error(L, "Cannot serialise, excessive nesting (%d)", depth + 1);
         scan_add(s, 2);
         bool array = true;
-        lua_Number max = 0;
+        lua_Number max = 0, items = 0;
         lua_pushnil(L);
         while (lua_next(L, -2)) {
             if (lua_type(L, -2) == LUA_TNUMBER) {
                 lua_Number k = lua_tonumber(L, -2);
-                if (k >= 1 && k == (lua_Number)(long long)k) {
+                if (k >= 1 && k == floor(k)) {
                     if (k > max) max = k;
+                    items++;
                 } else {
                     array = false;
                 }
@@ -75,8 +80,10 @@ static void json_scan(struct json_scan *s, int depth) {
             lua_pushvalue(L, -1);
             json_scan(s, depth + 1);   /* key */
         }
-        /* an array is written up to its largest index, holes as null */
-        if (array && max > 0) {
+        /* an array is written up to its largest index, holes as null,
+         * unless cjson finds it too sparse (then an object, or an error) */
+        bool sparse = s->sparse_ratio > 0 && max > items * s->sparse_ratio && max > s->sparse_safe;
+        if (array && max > 0 && !sparse) {
             if (max > (lua_Number)(JSON_MAX_BYTES / 5)) scan_add(s, JSON_MAX_BYTES + 1);
             scan_add(s, (size_t)max * 5);
         }
@@ -90,7 +97,14 @@ static void json_scan(struct json_scan *s, int depth) {
 
 static int json_encode_guard(lua_State *L) {
     luaL_argcheck(L, lua_gettop(L) == 1, 1, "expected 1 argument");
-    struct json_scan s = { L, 0 };
+    struct json_scan s = { L, 0, false, 2, 10 };
+    /* encode_sparse_array() without arguments answers convert, ratio, safe */
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_call(L, 0, 3);
+    s.sparse_convert = lua_toboolean(L, -3);
+    s.sparse_ratio = lua_tonumber(L, -2);
+    s.sparse_safe = lua_tonumber(L, -1);
+    lua_settop(L, 1);
     lua_pushvalue(L, 1);
     json_scan(&s, 0);
     lua_pushvalue(L, lua_upvalueindex(1));
@@ -127,11 +141,12 @@ static void json_guard_table(lua_State *L) {
     } g[] = { { "encode", json_encode_guard }, { "decode", json_decode_guard }, { "new", json_new_guard } };
     for (size_t i = 0; i < RK_ARRAY_LEN(g); i++) {
         lua_getfield(L, -1, g[i].name);
-        if (!lua_isfunction(L, -1)) {
-            lua_pop(L, 1);
-            continue;
+        int n = 1;
+        if (g[i].guard == json_encode_guard) {
+            lua_getfield(L, -2, "encode_sparse_array");
+            n = 2;
         }
-        lua_pushcclosure(L, g[i].guard, 1);
+        lua_pushcclosure(L, g[i].guard, n);
         lua_setfield(L, -2, g[i].name);
     }
 }
@@ -174,3 +189,8 @@ int luaopen_rk_bit(lua_State *L) {
     lua_setfield(L, -2, "tohex");
     return 1;
 }
+
+bool script_is_guard(lua_CFunction f) {
+    return f == json_encode_guard || f == json_decode_guard || f == json_new_guard || f == bit_tohex_guard;
+}
+

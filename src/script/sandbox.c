@@ -397,13 +397,27 @@ static void set_error_metatable(lua_State *L) {
 /* The error handler of runs (Redis's __redis__err__handler): a non-table
  * error becomes {err="ERR " .. tostring(e)}; where it happened (the Lua
  * caller when a C function raised it) is added as source and line. */
+static bool is_wrapper_level(lua_State *L, int level) {
+    lua_Debug ar;
+    if (!lua_getstack(L, level, &ar) || !lua_getinfo(L, "f", &ar)) return false;
+    lua_CFunction f = lua_tocfunction(L, -1);
+    lua_pop(L, 1);
+    return f && (f == l_table_insert || script_is_guard(f));
+}
+
 static int l_error_handler(lua_State *L) {
     lua_settop(L, 1);
     lua_Debug ar;
     bool have = false;
     if (lua_getstack(L, 1, &ar) && lua_getinfo(L, "nSl", &ar)) {
         have = true;
-        if (strcmp(ar.what, "C") == 0) have = lua_getstack(L, 2, &ar) && lua_getinfo(L, "nSl", &ar);
+        if (strcmp(ar.what, "C") == 0) {
+            /* the caller of the C function; our wrappers around a library
+             * function do not count as callers */
+            int level = 2;
+            while (is_wrapper_level(L, level)) level++;
+            have = lua_getstack(L, level, &ar) && lua_getinfo(L, "nSl", &ar);
+        }
     }
     if (!lua_istable(L, 1)) {
         lua_newtable(L);

@@ -109,5 +109,7 @@ int luaopen_rk_struct(lua_State *L);     /* leaves the struct table on the stack
  * guards this file puts around the calls Redis had to fix (see lua_libs.c). */
 int luaopen_rk_cjson(lua_State *L);
 int luaopen_rk_bit(lua_State *L);
+/* Whether f is one of those guards (C functions calling the original). */
+bool script_is_guard(lua_CFunction f);
 
 #endif

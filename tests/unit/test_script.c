@@ -684,11 +684,13 @@ static void *load_storm(void *arg) {
         snprintf(want, sizeof(want), ":%d\r\n", i % 20 + (i % 2 ? id * 1000 : 0));
         if (strcmp(got, want) != 0 && strcmp(got, "") != 0) {
             script_engine_free(e);
+            fixture_free();
             return (void *)1;
         }
         if (i == 100 && id == 0) script_flush_all();
     }
     script_engine_free(e);
+    fixture_free();
     return NULL;
 }
 
@@ -834,6 +836,20 @@ static void test_nested_run_refused(void **state) {
     rbuf_free(&err);
 }
 
+/* scripting.tcl's "EVAL does not leak in the Lua stack": used_memory_lua < 100 KB */
+static void test_memory(void **state) {
+    (void)state;
+    script_flush_all();
+    struct fake f = { 0 };
+    const char *kv[] = { "x" };
+    for (int i = 0; i < 10000; i++) eval_full(E, &f, "return redis.call('incr',KEYS[1])", 2, 1, 0, kv, NULL);
+    assert_int_equal(f.calls, 10000);
+    size_t mem = script_engine_memory(E);
+    print_message("EVAL state after 10000 runs: %zu bytes\n", mem);
+    assert_true(mem > 0 && mem < 100 * 1024);
+    script_flush_all();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha1_vectors),
@@ -858,6 +874,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recursive_result, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nested_run_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,33 +120,39 @@ static inline struct script_host fake_host(struct fake *f) {
     return (struct script_host){ f, fake_call, fake_tick, fake_log, fake_acl };
 }
 
+/* Per-thread buffers of the helpers below; fixture_free() before a thread ends. */
+static __thread struct rbuf fx_out, fx_err;
+
+static inline void fixture_free(void) {
+    rbuf_free(&fx_out);
+    rbuf_free(&fx_err);
+}
+
 /* The reply (or error) bytes of EVAL body with "k1 k2 | a1 a2" style
  * arguments: keys then args; caller protocol resp. Returns a static buffer. */
 static inline const char *eval_full(struct script_engine *e, struct fake *f, const char *body, int resp, int nkeys,
                                     int nargs, const char **argv, int *result) {
-    static __thread struct rbuf out;
-    static __thread struct rbuf err;
-    out.len = 0;
+    fx_out.len = 0;
     char sha[41];
     int flags;
     struct slice b = { body, strlen(body) };
-    if (!script_load(e, b, sha, &flags, &err)) {
-        rbuf_append(&out, "-", 1);
-        rbuf_append(&out, err.buf, err.len);
-        rbuf_append(&out, "\r\n\0", 3);
-        out.len--;
+    if (!script_load(e, b, sha, &flags, &fx_err)) {
+        rbuf_append(&fx_out, "-", 1);
+        rbuf_append(&fx_out, fx_err.buf, fx_err.len);
+        rbuf_append(&fx_out, "\r\n\0", 3);
+        fx_out.len--;
         if (result) *result = SCRIPT_RESULT_ERROR;
-        return out.buf;
+        return fx_out.buf;
     }
     struct slice args[16];
     for (int i = 0; i < nkeys + nargs && i < 16; i++) args[i] = (struct slice){ argv[i], strlen(argv[i]) };
     struct script_host h = fake_host(f);
-    struct reply r = { &out, (uint8_t)resp };
+    struct reply r = { &fx_out, (uint8_t)resp };
     int res = script_run(e, (struct slice){ sha, 40 }, args, nkeys + nargs, nkeys, &h, &r);
     if (result) *result = res;
-    rbuf_append(&out, "\0", 1);
-    out.len--;
-    return out.buf;
+    rbuf_append(&fx_out, "\0", 1);
+    fx_out.len--;
+    return fx_out.buf;
 }
 
 static inline const char *eval2(struct script_engine *e, const char *body) {
