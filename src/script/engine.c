@@ -16,8 +16,8 @@
  * (globals for EVAL, the two arguments of a function), a count hook every
  * SCRIPT_TICK_INSTRUCTIONS instructions that calls host->tick, one
  * lua_pcall, then the result or error converted into the caller's reply.
- * All of it happens inside lua_cpcall, so no Lua error (not even out of
- * memory) can escape to Lua's panic. redis.call hands the argv to
+ * All of it happens inside a protected call, so no Lua error (not even out
+ * of memory) can escape to Lua's panic. redis.call hands the argv to
  * host->call and converts the RESP reply it gets back (convert.c).
  *
  * Stopping (SCRIPT_KILL or SCRIPT_ABORT from the host): the error is raised
@@ -44,6 +44,29 @@ static void (*_Atomic global_log)(int level, const char *msg, size_t len);
 
 void script_set_log(void (*fn)(int level, const char *msg, size_t len)) {
     atomic_store(&global_log, fn);
+}
+
+/* ---- protected calls ------------------------------------------------------------------ */
+
+/* lua_cpcall without its closure allocation: one C function, kept in the
+ * registry, runs fn with ud as its first argument. */
+struct pcall_job {
+    lua_CFunction fn;
+    void *ud;
+};
+
+int engine_dispatch(lua_State *L) {
+    struct pcall_job *j = lua_touserdata(L, 1);
+    lua_pushlightuserdata(L, j->ud);
+    lua_replace(L, 1);
+    return j->fn(L);
+}
+
+static int lstate_pcall(struct lstate *ls, lua_CFunction fn, void *ud) {
+    struct pcall_job j = { fn, ud };
+    lua_rawgeti(ls->L, LUA_REGISTRYINDEX, ls->ref_dispatch);
+    lua_pushlightuserdata(ls->L, &j);
+    return lua_pcall(ls->L, 1, 0, 0);
 }
 
 /* ---- hooks and stopping ------------------------------------------------------------ */
@@ -495,7 +518,8 @@ static void cache_put(struct script_engine *e, const unsigned char sha[20], int 
 
 static struct lstate *eval_state(struct script_engine *e) {
     uint64_t g = reg_script_gen();
-    if (e->ev && g != e->script_gen) {
+    /* never under a running script (a host calling back into the engine) */
+    if (e->ev && g != e->script_gen && !e->run && !e->load) {
         lstate_free(e->ev);
         e->ev = NULL;
         cache_clear(e);
@@ -534,7 +558,7 @@ static bool compile_into_cache(struct script_engine *e, const unsigned char sha[
                                size_t shebang_len, int flags, struct rbuf *err) {
     struct lstate *ls = eval_state(e);
     struct compile_args a = { ls, body + shebang_len, len - shebang_len, err, LUA_NOREF, false };
-    if (lua_cpcall(ls->L, compile_protected, &a) != 0) {
+    if (lstate_pcall(ls, compile_protected, &a) != 0) {
         script_err_setf(err, "ERR Error compiling script (new function): %s",
                         lua_isstring(ls->L, -1) ? lua_tostring(ls->L, -1) : "out of memory");
         lua_settop(ls->L, 0);
@@ -570,7 +594,7 @@ struct run_args {
     struct lstate *ls;
     struct run *run;
     int fref;                  /* EVAL: the compiled function */
-    const char *sha;           /* EVAL: its name in errors */
+    const unsigned char *sha;  /* EVAL: its name in errors (as hex) */
     struct slice fname;        /* FCALL: the name asked for */
     const struct slice *argv;
     int argc, nkeys;
@@ -637,14 +661,18 @@ static int run_protected(lua_State *L) {
     sandbox_enter(L, ls);
     lua_rawgeti(L, LUA_REGISTRYINDEX, ls->ref_errh);   /* 1 */
     const char *funcname;
+    char hex[41];
     if (run->eval) {
         lua_rawgeti(L, LUA_REGISTRYINDEX, a->fref);     /* 2 */
-        funcname = a->sha;
+        funcname = hex;
+        hex[0] = '\0';
         lua_rawgeti(L, LUA_REGISTRYINDEX, ls->ref_greal);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, ls->ref_keys);
         push_array(L, a->argv, a->nkeys);
-        lua_setfield(L, -2, "KEYS");
+        lua_rawset(L, -3);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, ls->ref_argv);
         push_array(L, a->argv + a->nkeys, a->argc - a->nkeys);
-        lua_setfield(L, -2, "ARGV");
+        lua_rawset(L, -3);
         lua_pop(L, 1);
     } else {
         push_fn_entry(L, ls, a->fname);                 /* 2 */
@@ -672,6 +700,7 @@ static int run_protected(lua_State *L) {
         return 0;
     }
     if (status != 0) {
+        if (run->eval) script_sha_to_hex(a->sha, hex);
         write_error(L, funcname, r);
     } else if (run->stop == SCRIPT_KILL) {
         static const char killed[] = "ERR Script killed by user with SCRIPT KILL...";
@@ -694,7 +723,7 @@ static int do_run(struct run_args *a) {
     lua_State *L = a->ls->L;
     size_t start = a->r->out->len;
     e->run = a->run;
-    int status = lua_cpcall(L, run_protected, a);
+    int status = lstate_pcall(a->ls, run_protected, a);
     e->run = NULL;
     if (status != 0) {   /* out of memory outside the script itself */
         a->r->out->len = start;
@@ -706,7 +735,10 @@ static int do_run(struct run_args *a) {
     }
     lua_settop(L, 0);
     lua_sethook(L, NULL, 0, 0);
-    lua_gc(L, LUA_GCRESTART, 0);   /* a script may have stopped the collector */
+    if (a->ls->gc_stopped) {   /* collectgarbage("stop") lasts for one run */
+        lua_gc(L, LUA_GCRESTART, 0);
+        a->ls->gc_stopped = false;
+    }
     if (a->result == SCRIPT_RESULT_ABORTED) a->r->out->len = start;
     return a->result;
 }
@@ -719,7 +751,7 @@ static struct lstate *fn_state(struct script_engine *e) {
     if (!e->fn) {
         e->fn_gen = reg_fn_gen();
         e->fn = lstate_new(e, true);
-    } else if (reg_fn_gen() != e->fn_gen) {
+    } else if (reg_fn_gen() != e->fn_gen && !e->run && !e->load) {
         fn_resync(e);
     }
     return e->fn;
@@ -756,7 +788,7 @@ static void fn_resync(struct script_engine *e) {
     size_t n;
     reg_fn_live(&ids, &n, &gen);
     struct resync_args a = { e->fn, ids, n };
-    if (lua_cpcall(e->fn->L, resync_protected, &a) != 0) {
+    if (lstate_pcall(e->fn, resync_protected, &a) != 0) {
         /* out of memory: start over with an empty cache */
         lstate_free(e->fn);
         e->fn = lstate_new(e, true);
@@ -817,7 +849,7 @@ static bool lib_load(struct script_engine *e, const char *p, size_t len, uint64_
     ld->quiet = quiet;
     struct load_args a = { ls, p, len, err, false };
     e->load = ld;
-    int status = lua_cpcall(L, load_protected, &a);
+    int status = lstate_pcall(ls, load_protected, &a);
     e->load = NULL;
     if (status != 0) script_err_set(err, "ERR Error registering functions: not enough memory");
     /* back to the run-time globals, whatever happened */
@@ -827,7 +859,6 @@ static bool lib_load(struct script_engine *e, const char *p, size_t len, uint64_
     lua_rawgeti(L, LUA_REGISTRYINDEX, ls->ref_greal);
     lua_setfield(L, -2, "__index");
     lua_settop(L, 0);
-    lua_gc(L, LUA_GCRESTART, 0);
     if (status != 0 || !a.ok) {
         load_free(L, ld);
         return false;
@@ -868,7 +899,7 @@ static int commit_protected(lua_State *L) {
 /* The loaded functions into this engine's cache, as library id. */
 static void lib_commit(struct script_engine *e, struct load *ld, uint64_t id) {
     struct commit_args a = { e->fn, ld, id };
-    lua_cpcall(e->fn->L, commit_protected, &a);
+    lstate_pcall(e->fn, commit_protected, &a);
     lua_settop(e->fn->L, 0);
 }
 
@@ -893,7 +924,7 @@ static int lookup_protected(lua_State *L) {
 
 static bool fn_cached(struct script_engine *e, struct slice name, int *flags) {
     struct lookup_args a = { e->fn, name, false, 0 };
-    lua_cpcall(e->fn->L, lookup_protected, &a);
+    lstate_pcall(e->fn, lookup_protected, &a);
     lua_settop(e->fn->L, 0);
     if (a.found && flags) *flags = a.flags;
     return a.found;
@@ -976,10 +1007,8 @@ int script_run(struct script_engine *e, struct slice sha_hex, const struct slice
     if (e->run || e->load) return nested_run(r);
     struct sha_slot *s = find_script(e, sha);
     if (!s) return SCRIPT_RESULT_NOT_FOUND;
-    char name[41];
-    script_sha_to_hex(sha, name);
     struct run run = { host, e->ev->L, 2, SCRIPT_REPL_ALL, 0, true };
-    struct run_args a = { e, e->ev, &run, s->ref, name, { NULL, 0 }, argv, argc, nkeys, r, SCRIPT_RESULT_OK };
+    struct run_args a = { e, e->ev, &run, s->ref, sha, { NULL, 0 }, argv, argc, nkeys, r, SCRIPT_RESULT_OK };
     return do_run(&a);
 }
 
@@ -1049,7 +1078,11 @@ int script_fcall(struct script_engine *e, struct slice name, const struct slice 
                  const struct script_host *host, struct reply *r) {
     if (e->run || e->load) return nested_run(r);
     fn_state(e);
-    if (!fn_cached(e, name, NULL)) {
+    struct run run = { host, e->fn->L, 2, SCRIPT_REPL_ALL, 0, false };
+    struct run_args a = { e, e->fn, &run, LUA_NOREF, NULL, name, argv, argc, nkeys, r, SCRIPT_RESULT_OK };
+    int res = do_run(&a);
+    if (res != SCRIPT_RESULT_NOT_FOUND) return res;
+    {
         /* first call on this thread: run the library's code here */
         uint64_t id;
         char *code;
@@ -1067,10 +1100,9 @@ int script_fcall(struct script_engine *e, struct slice name, const struct slice 
         rbuf_free(&err);
         lib_commit(e, &ld, id);
         load_free(e->fn->L, &ld);
-        if (!fn_cached(e, name, NULL)) return SCRIPT_RESULT_NOT_FOUND;
     }
-    struct run run = { host, e->fn->L, 2, SCRIPT_REPL_ALL, 0, false };
-    struct run_args a = { e, e->fn, &run, LUA_NOREF, NULL, name, argv, argc, nkeys, r, SCRIPT_RESULT_OK };
+    run = (struct run){ host, e->fn->L, 2, SCRIPT_REPL_ALL, 0, false };
+    a.result = SCRIPT_RESULT_OK;
     return do_run(&a);
 }
 

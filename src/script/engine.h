@@ -15,6 +15,7 @@ struct lstate {
     struct script_engine *e;
     bool functions;
     size_t mem;          /* bytes allocated by this state */
+    bool gc_stopped;     /* a script called collectgarbage("stop") */
     int ref_env;         /* the globals scripts see: P_G (EVAL) or P_F (functions) */
     int ref_greal;       /* G, the real globals */
     int ref_proxies;     /* proxy -> its real table */
@@ -24,6 +25,8 @@ struct lstate {
     int ref_loadapi;     /* functions: the globals of a loading library */
     int ref_fncache;     /* functions: lowercased name -> {f=, flags=, lib=, name=} */
     int ref_loadfns;     /* functions: while loading, the functions registered */
+    int ref_dispatch;    /* engine_dispatch: protected calls without a closure each */
+    int ref_keys, ref_argv;   /* the strings "KEYS" and "ARGV" */
 };
 
 /* The run in progress. */
@@ -93,6 +96,7 @@ int api_replicate_commands(lua_State *L);
 int api_register_function(lua_State *L);
 int api_math_random(lua_State *L);
 int api_math_randomseed(lua_State *L);
+int engine_dispatch(lua_State *L);
 /* Raise the kill error or the abort marker; the hook keeps raising so that
  * no pcall or coroutine can swallow it. */
 int engine_raise_stop(lua_State *L, struct run *run);

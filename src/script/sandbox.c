@@ -325,7 +325,7 @@ int sandbox_load_text(lua_State *L, const char *p, size_t len, const char *chunk
     struct text_reader r = { p, len, 0 };
     lua_gc(L, LUA_GCSTOP, 0);
     int status = lua_load(L, text_read, &r, chunkname);
-    lua_gc(L, LUA_GCRESTART, 0);
+    if (!lstate_of(L)->gc_stopped) lua_gc(L, LUA_GCRESTART, 0);
     return status;
 }
 
@@ -376,6 +376,20 @@ static int l_load(lua_State *L) {
     size_t len;
     const char *s = lua_tolstring(L, -1, &len);
     return load_result(L, sandbox_load_text(L, s, len, chunkname));
+}
+
+/* collectgarbage, noting a "stop" so that the run's end restarts the
+ * collector (a stopped collector would outlive the script). */
+static int l_collectgarbage(lua_State *L) {
+    const char *opt = luaL_optstring(L, 1, "collect");
+    struct lstate *ls = lstate_of(L);
+    if (strcmp(opt, "stop") == 0) ls->gc_stopped = true;
+    if (strcmp(opt, "restart") == 0) ls->gc_stopped = false;
+    int n = lua_gettop(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, n, LUA_MULTRET);
+    return lua_gettop(L);
 }
 
 /* G's __index: Redis's luaProtectedTableError. */
@@ -535,6 +549,7 @@ static int build_protected(lua_State *L) {
     set_cfunction(L, G, "loadstring", l_loadstring);
     set_cfunction(L, G, "load", l_load);
     lua_settop(L, 0);
+    wrap_global(L, G, "collectgarbage", l_collectgarbage);
     lua_getfield(L, G, "table");
     wrap_global(L, 1, "insert", l_table_insert);
     lua_pop(L, 1);
@@ -665,6 +680,12 @@ static int build_protected(lua_State *L) {
         ls->ref_env = luaL_ref(L, LUA_REGISTRYINDEX);
         ls->ref_fncache = ref_new_table(L);
     }
+    lua_pushcfunction(L, engine_dispatch);
+    ls->ref_dispatch = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushliteral(L, "KEYS");
+    ls->ref_keys = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushliteral(L, "ARGV");
+    ls->ref_argv = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_settop(L, 0);
     sandbox_enter(L, ls);
     return 0;

@@ -85,21 +85,24 @@ void script_sha_to_hex(const unsigned char sha[20], char out[41]) {
     out[40] = '\0';
 }
 
-static inline int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
+/* digit values, 16 for anything else (EVALSHA parses one sha per call) */
+static const unsigned char hexval[256] = {
+    ['0'] = 0 + 1, ['1'] = 1 + 1, ['2'] = 2 + 1, ['3'] = 3 + 1, ['4'] = 4 + 1, ['5'] = 5 + 1, ['6'] = 6 + 1,
+    ['7'] = 7 + 1, ['8'] = 8 + 1, ['9'] = 9 + 1, ['a'] = 10 + 1, ['b'] = 11 + 1, ['c'] = 12 + 1, ['d'] = 13 + 1,
+    ['e'] = 14 + 1, ['f'] = 15 + 1, ['A'] = 10 + 1, ['B'] = 11 + 1, ['C'] = 12 + 1, ['D'] = 13 + 1,
+    ['E'] = 14 + 1, ['F'] = 15 + 1,
+};
 
 bool script_sha_from_hex(struct slice hex, unsigned char out[20]) {
     if (hex.len != 40) return false;
+    const unsigned char *p = (const unsigned char *)hex.ptr;
+    unsigned bad = 0;
     for (int i = 0; i < 20; i++) {
-        int hi = hexval(hex.ptr[2 * i]), lo = hexval(hex.ptr[2 * i + 1]);
-        if (hi < 0 || lo < 0) return false;
-        out[i] = (unsigned char)(hi << 4 | lo);
+        unsigned hi = hexval[p[2 * i]], lo = hexval[p[2 * i + 1]];
+        bad |= (hi == 0) | (lo == 0);
+        out[i] = (unsigned char)((hi - 1) << 4 | ((lo - 1) & 15));
     }
-    return true;
+    return !bad;
 }
 
 void script_sha1hex(const void *p, size_t len, char out[41]) {
