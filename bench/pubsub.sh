@@ -5,8 +5,11 @@
 #   fanout-1:  the same with all 100 subscribers on one channel
 #   nosub:     PUBLISH to channels nobody subscribes, 50 clients, -P 16
 # For each: delivered messages per second (publishes x receivers, over the
-# publishing time plus the server's drain) and server CPU per delivered
-# message (per request for nosub). Fresh server per cell, pinned to
+# publishing time plus the server's drain), server CPU per delivered
+# message (per request for nosub), and the server's socket sends per
+# delivered message (perf's sock:sock_send_length tracepoint, when perf
+# can read it: each send is a trip through the kernel's TCP stack, where a
+# fan-out spends nearly all of its CPU). Fresh server per cell, pinned to
 # SERVER_CPU; benchmark and subscribers on CLIENT_CPU. The pubsub output
 # limit is lifted on both servers so that a subscriber falling behind is
 # not disconnected mid-run.
@@ -53,7 +56,7 @@ settled_ticks() {
     echo "$b"
 }
 
-# one cell: KIND CASE -> "msgs_per_sec us_per_msg"
+# one cell: KIND CASE -> "msgs_per_sec us_per_msg sends_per_msg"
 cell() {
     local kind=$1 case=$2 subs=0 nch=1 receivers t0 t1 s0 s1 args
     case "$case" in
@@ -68,14 +71,24 @@ cell() {
         for _ in $(seq 1 100); do grep -q ready "$WORK/sink.out" && break; sleep 0.05; done
         grep -q ready "$WORK/sink.out" || die "subscribers did not start"
     fi
+    local perf_pid=
+    if perf stat -e sock:sock_send_length -p "$SERVER_PID" -x, -o "$WORK/sends" -- true 2>/dev/null; then
+        perf stat -e sock:sock_send_length -p "$SERVER_PID" -x, -o "$WORK/sends" &
+        perf_pid=$!
+    fi
     t0=$(cpu_ticks "$SERVER_PID"); s0=$(date +%s.%N)
     timeout 300 taskset -c "$CLIENT_CPU" "$BENCH" -p "$PORT" -P 16 -n "$N" "${args[@]}" >/dev/null 2>&1 ||
         die "redis-benchmark failed"
     t1=$(settled_ticks); s1=$(date +%s.%N)
+    local sends=
+    if [ -n "$perf_pid" ]; then
+        kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true
+        sends=$(awk -F, '/sock_send_length/ { print $1 }' "$WORK/sends")
+    fi
     if [ -n "$SINK_PID" ]; then kill "$SINK_PID"; wait "$SINK_PID" 2>/dev/null || true; SINK_PID=; fi
     stop_server
-    awk -v n="$N" -v r="$receivers" -v t="$((t1 - t0))" -v hz="$HZ" -v a="$s0" -v b="$s1" \
-        'BEGIN { m = n * r; printf "%.0f %.3f\n", m / (b - a), t / hz * 1e6 / m }'
+    awk -v n="$N" -v r="$receivers" -v t="$((t1 - t0))" -v hz="$HZ" -v a="$s0" -v b="$s1" -v s="${sends:--}" \
+        'BEGIN { m = n * r; printf "%.0f %.3f %s\n", m / (b - a), t / hz * 1e6 / m, s == "-" ? "-" : sprintf("%.3f", s / m) }'
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -87,21 +100,21 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
     echo "Server on CPU $SERVER_CPU; redis-benchmark and the subscribers (bench/sub_sink.c) on CPU $CLIENT_CPU."
     echo "Servers: \`$REDIS --save \"\" --appendonly no\`, \`$RINGKV --threads 1|2\`; pubsub output limit lifted."
     echo
-    echo "| case | server | delivered msg/s | server CPU µs per delivered msg | ratio to redis |"
-    echo "|---|---|---:|---:|---:|"
+    echo "| case | server | delivered msg/s | server CPU µs per delivered msg | ratio to redis | server sends per delivered msg |"
+    echo "|---|---|---:|---:|---:|---:|"
 } >"$WORK/table"
 for case in fanout-10 fanout-1 nosub; do
     base=
     for kind in redis ringkv-t1 ringkv-t2; do
-        : >"$WORK/rate"; : >"$WORK/cpu"
+        : >"$WORK/rate"; : >"$WORK/cpu"; : >"$WORK/spm"
         for _ in $(seq 1 "$ROUNDS"); do
-            read -r rate us < <(cell "$kind" "$case")
-            echo "$rate" >>"$WORK/rate"; echo "$us" >>"$WORK/cpu"
-            log "$case $kind: $rate msg/s, $us us/msg"
+            read -r rate us spm < <(cell "$kind" "$case")
+            echo "$rate" >>"$WORK/rate"; echo "$us" >>"$WORK/cpu"; echo "$spm" >>"$WORK/spm"
+            log "$case $kind: $rate msg/s, $us us/msg, $spm sends/msg"
         done
-        rate=$(median <"$WORK/rate"); us=$(median <"$WORK/cpu")
+        rate=$(median <"$WORK/rate"); us=$(median <"$WORK/cpu"); spm=$(median <"$WORK/spm")
         [ -n "$base" ] || base=$us
-        echo "| $case | $kind | $rate | $us | $(awk -v a="$us" -v b="$base" 'BEGIN { printf "%.2f", a / b }') |" >>"$WORK/table"
+        echo "| $case | $kind | $rate | $us | $(awk -v a="$us" -v b="$base" 'BEGIN { printf "%.2f", a / b }') | $spm |" >>"$WORK/table"
     done
 done
 cp "$WORK/table" "$OUT"
