@@ -150,6 +150,11 @@ bool script_parse_numkeys(struct slice s, int nargs, bool fcall, int *nkeys, con
  * the process-wide logger, NULL to drop; runs log through host->log. */
 void script_set_log(void (*fn)(int level, const char *msg, size_t len));
 
+/* lua-enable-deprecated-api (Redis's hidden, immutable config): setfenv,
+ * getfenv and newproxy exist in Lua states created after this; off by
+ * default, as in Redis since CVE-2025-46818. */
+void script_set_deprecated_api(bool on);
+
 /* ---- engines ------------------------------------------------------------ */
 
 struct script_engine;

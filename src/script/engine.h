@@ -79,6 +79,7 @@ struct lstate *lstate_of(lua_State *L);
 void sandbox_enter(lua_State *L, struct lstate *ls);   /* the thread's globals = the scripts' env */
 int sandbox_load_text(lua_State *L, const char *p, size_t len, const char *chunkname);
 bool proxy_target(lua_State *L, struct lstate *ls, int idx);
+bool sandbox_deprecated_api(void);
 
 /* engine.c: the redis.* API and Redis's math.random */
 int api_call(lua_State *L);

@@ -95,6 +95,24 @@ static void json_scan(struct json_scan *s, int depth) {
     lua_pop(L, 1);
 }
 
+/* Call the original (upvalue 1) with the arguments; a string error gets the
+ * position of the script's line, as when the script calls it directly
+ * (luaL_error's level 1 is our guard, a C function: no position). */
+static int call_original(lua_State *L, int nresults) {
+    int n = lua_gettop(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    if (lua_pcall(L, n, nresults, 0) != 0) {
+        if (lua_type(L, -1) == LUA_TSTRING) {
+            luaL_where(L, 1);
+            lua_insert(L, -2);
+            lua_concat(L, 2);
+        }
+        return lua_error(L);
+    }
+    return lua_gettop(L);
+}
+
 static int json_encode_guard(lua_State *L) {
     luaL_argcheck(L, lua_gettop(L) == 1, 1, "expected 1 argument");
     struct json_scan s = { L, 0, false, 2, 10 };
@@ -107,10 +125,7 @@ static int json_encode_guard(lua_State *L) {
     lua_settop(L, 1);
     lua_pushvalue(L, 1);
     json_scan(&s, 0);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, 1, 1);
-    return 1;
+    return call_original(L, 1);
 }
 
 static int json_decode_guard(lua_State *L) {
@@ -118,17 +133,14 @@ static int json_decode_guard(lua_State *L) {
     size_t len;
     luaL_checklstring(L, 1, &len);
     if (len >= JSON_MAX_BYTES - 64) return luaL_error(L, "Cannot decode: JSON text of %d bytes or more", (int)JSON_MAX_BYTES);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, 1, 1);
-    return 1;
+    return call_original(L, 1);
 }
 
 static void json_guard_table(lua_State *L);
 
 static int json_new_guard(lua_State *L) {
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_call(L, 0, 1);
+    lua_settop(L, 0);
+    call_original(L, 1);
     json_guard_table(L);
     return 1;
 }
@@ -174,10 +186,7 @@ static int bit_tohex_guard(lua_State *L) {
         lua_pushnumber(L, -2147483647.0);
         lua_replace(L, 2);
     }
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, 1);
-    return 1;
+    return call_original(L, 1);
 }
 
 int luaopen_rk_bit(lua_State *L) {

@@ -51,11 +51,21 @@ static struct {
     uint64_t next_id;
 } reg = { .mu = PTHREAD_MUTEX_INITIALIZER, .next_id = 1 };
 
+/* Error texts are one line: CR and LF become spaces (and go at the end),
+ * as Redis's error replies have them. */
+static void one_line(struct rbuf *err) {
+    while (err->len && (err->buf[err->len - 1] == '\r' || err->buf[err->len - 1] == '\n')) err->len--;
+    for (size_t i = 0; i < err->len; i++)
+        if (err->buf[i] == '\r' || err->buf[i] == '\n') err->buf[i] = ' ';
+    err->buf[err->len] = '\0';
+}
+
 void script_err_set(struct rbuf *err, const char *s) {
     if (!err) return;
     err->len = 0;
     rbuf_append(err, s, strlen(s) + 1);
     err->len--;
+    one_line(err);
 }
 
 void script_err_setf(struct rbuf *err, const char *fmt, ...) {
@@ -76,6 +86,7 @@ void script_err_setf(struct rbuf *err, const char *fmt, ...) {
     vsnprintf(dst, (size_t)n + 1, fmt, ap);
     va_end(ap);
     err->len = (size_t)n;
+    one_line(err);
 }
 
 bool script_name_ok(const char *s, size_t len) {

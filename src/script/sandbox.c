@@ -40,9 +40,20 @@
 #include <lauxlib.h>
 #include <lualib.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 static const char RO_ERROR[] = "Attempt to modify a readonly table";
+
+static _Atomic bool deprecated_api;
+
+void script_set_deprecated_api(bool on) {
+    atomic_store(&deprecated_api, on);
+}
+
+bool sandbox_deprecated_api(void) {
+    return atomic_load(&deprecated_api);
+}
 
 struct lstate *lstate_of(lua_State *L) {
     void *ud;
@@ -243,8 +254,7 @@ static int l_unpack(lua_State *L) {
     if (i > e) return 0;
     long long n = (long long)e - i + 1;
     if (n >= INT_MAX || !lua_checkstack(L, (int)n)) return luaL_error(L, "too many results to unpack");
-    lua_rawgeti(L, 1, i);
-    while (i++ < e) lua_rawgeti(L, 1, i);
+    for (long long k = i; k <= e; k++) lua_rawgeti(L, 1, (int)k);
     return (int)n;
 }
 
@@ -321,7 +331,15 @@ static const char *text_read(lua_State *L, void *ud, size_t *size) {
     return NULL;
 }
 
+/* Past 1 GB of source, Lua 5.1's lexer computes lengths in int (the
+ * long-bracket out-of-bounds read, CVE-2025-46819): such chunks are refused. */
+#define MAX_CHUNK ((size_t)1 << 30)
+
 int sandbox_load_text(lua_State *L, const char *p, size_t len, const char *chunkname) {
+    if (len >= MAX_CHUNK) {
+        lua_pushliteral(L, "chunk too large");
+        return LUA_ERRSYNTAX;
+    }
     struct text_reader r = { p, len, 0 };
     lua_gc(L, LUA_GCSTOP, 0);
     int status = lua_load(L, text_read, &r, chunkname);
@@ -519,6 +537,15 @@ static int build_protected(lua_State *L) {
         lua_pushnil(L);
         lua_setfield(L, G, removed[i]);
     }
+    /* setfenv, getfenv and newproxy only with lua-enable-deprecated-api, as
+     * Redis since its fix for CVE-2025-46818 */
+    if (!sandbox_deprecated_api()) {
+        static const char *const deprecated[] = { "setfenv", "getfenv", "newproxy" };
+        for (size_t i = 0; i < RK_ARRAY_LEN(deprecated); i++) {
+            lua_pushnil(L);
+            lua_setfield(L, G, deprecated[i]);
+        }
+    }
 
     ls->ref_proxies = ref_new_table(L);
     ls->ref_vismeta = ref_new_table(L);
@@ -709,8 +736,16 @@ struct lstate *lstate_new(struct script_engine *e, bool functions) {
     return ls;
 }
 
+static int full_gc(lua_State *L) {
+    lua_gc(L, LUA_GCCOLLECT, 0);
+    return 0;
+}
+
 void lstate_free(struct lstate *ls) {
     if (!ls) return;
+    /* collect before closing, as Redis's fix for CVE-2024-46981 (finalizers
+     * run while everything they may use is still there) */
+    lua_cpcall(ls->L, full_gc, NULL);
     lua_close(ls->L);
     free(ls);
 }

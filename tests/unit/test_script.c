@@ -370,11 +370,12 @@ static void test_globals(void **state) {
         "local names = {} for k in pairs(_G) do names[#names+1] = k end table.sort(names) "
         "return table.concat(names, ' ')";
     assert_string_equal(eval2(E, body),
-                        "$296\r\nARGV KEYS _G _VERSION __redis__err__handler assert bit cjson cmsgpack collectgarbage "
-                        "coroutine error gcinfo getfenv getmetatable ipairs load loadstring math newproxy next pairs "
-                        "pcall rawequal rawget rawset redis select setfenv setmetatable string struct table tonumber "
+                        "$271\r\nARGV KEYS _G _VERSION __redis__err__handler assert bit cjson cmsgpack collectgarbage "
+                        "coroutine error gcinfo getmetatable ipairs load loadstring math next pairs "
+                        "pcall rawequal rawget rawset redis select setmetatable string struct table tonumber "
                         "tostring type unpack xpcall\r\n");
-    const char *gone[] = { "print", "dofile", "loadfile", "os", "io", "debug", "require", "module", "package" };
+    const char *gone[] = { "print", "dofile", "loadfile", "os", "io", "debug", "require", "module", "package",
+                           "setfenv", "getfenv", "newproxy" };
     for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
         char b[128], want[160];
         snprintf(b, sizeof(b), "return %s", gone[i]);
@@ -415,7 +416,6 @@ static void test_readonly_tables(void **state) {
         "math.random = function() return 4 end",
         "rawset(_G, 'x', 1)",
         "rawset(redis, 'call', 1)",
-        "rawset(getfenv(1), 'x', 1)",
         "setmetatable(redis, {})",
         "table.insert(redis, 1)",
         "getmetatable('').__index.upper = 1",
@@ -452,9 +452,63 @@ static void test_readonly_tables(void **state) {
     assert_string_equal(eval2(E, "return next({}) == nil"), ":1\r\n");
     assert_prefix(eval2(E, "return unpack({}, -2147483648, 2147483647)"),
                   "-ERR user_script:1: too many results to unpack script: ");
+    /* unpack's range (Redis's CVE-2025-46817 tests) */
+    assert_prefix(eval2(E, "return {unpack({1,2,3}, -2, 2147483647)}"), "-ERR user_script:1: too many results to unpack");
+    assert_prefix(eval2(E, "return {unpack({1,2,3}, 0, 2147483647)}"), "-ERR user_script:1: too many results to unpack");
+    assert_prefix(eval2(E, "return {unpack({1,2,3}, -2147483648, -2)}"), "-ERR user_script:1: too many results to unpack");
+    assert_string_equal(eval2(E, "return {unpack({1,2,3}, -1, -2)}"), "*0\r\n");
+    assert_string_equal(eval2(E, "return {unpack({1,2,3}, 1, -1)}"), "*0\r\n");
+    const char *unpack_to_list =
+        "local function unpack_to_list(t, i, j) local n, v = select('#', unpack(t, i, j)), {unpack(t, i, j)} "
+        "for i = 1, n do v[i] = v[i] or '_NIL_' end v.n = n return v end ";
+    char body[512];
+    snprintf(body, sizeof(body), "%sreturn unpack_to_list({1,2,3}, -1, 5)", unpack_to_list);
+    assert_string_equal(eval2(E, body),
+                        "*7\r\n$5\r\n_NIL_\r\n$5\r\n_NIL_\r\n:1\r\n:2\r\n:3\r\n$5\r\n_NIL_\r\n$5\r\n_NIL_\r\n");
+    snprintf(body, sizeof(body), "%sreturn unpack_to_list({1,2,3}, -2147483648, -2147483646)", unpack_to_list);
+    assert_string_equal(eval2(E, body), "*3\r\n$5\r\n_NIL_\r\n$5\r\n_NIL_\r\n$5\r\n_NIL_\r\n");
+    assert_string_equal(eval2(E, "return {unpack({1,2,3}, 2147483647, 2147483647)}"), "*0\r\n");
+    /* the metatables of basic types: none, or read-only (CVE-2025-46818's test) */
+    const char *basic[] = {
+        "getmetatable(nil).__index = function() return 1 end",
+        "getmetatable('').__index = function() return 1 end",
+        "getmetatable(123.222).__index = function() return 1 end",
+        "getmetatable(true).__index = function() return 1 end",
+        "getmetatable(function() return 1 end).__index = function() return 1 end",
+        "getmetatable(coroutine.create(function() return 1 end)).__index = function() return 1 end",
+    };
+    for (size_t i = 0; i < sizeof(basic) / sizeof(basic[0]); i++) {
+        const char *got = eval2(E, basic[i]);
+        if (!strstr(got, "attempt to index a nil value script") && !strstr(got, "Attempt to modify a readonly table"))
+            fail_msg("%s: %s", basic[i], got);
+    }
+}
+
+/* lua-enable-deprecated-api: setfenv, getfenv, newproxy (and the globals still safe) */
+static void test_deprecated_api(void **state) {
+    (void)state;
+    script_set_deprecated_api(true);
+    struct script_engine *e = script_engine_new();
+    assert_string_equal(eval2(e, "local f = function() return 1 end setfenv(f, {}) return 0"), ":0\r\n");
+    assert_string_equal(eval2(e, "local f = function() return 1 end getfenv(f) return 0"), ":0\r\n");
+    assert_string_equal(eval2(e, "getmetatable(newproxy(true)).__gc = function() return 1 end return 0"), ":0\r\n");
+    assert_contains(eval2(e, "rawset(getfenv(1), 'x', 1)"), "Attempt to modify a readonly table");
+    assert_contains(eval2(e, "rawset(getfenv(0), 'x', 1)"), "Attempt to modify a readonly table");
+    assert_contains(eval2(e, "getfenv(redis.call).x = 1"), "Attempt to modify a readonly table");
     /* setfenv(0) does not leak into the next run */
-    eval2(E, "setfenv(0, {})");
-    assert_string_equal(eval2(E, "return type(redis)"), "$5\r\ntable\r\n");
+    eval2(e, "setfenv(0, {})");
+    assert_string_equal(eval2(e, "return type(redis)"), "$5\r\ntable\r\n");
+    assert_contains(eval2(e, "setfenv(redis.call, {})"), "'setfenv' cannot change environment of given object");
+    script_engine_free(e);
+    script_set_deprecated_api(false);
+    e = script_engine_new();
+    assert_prefix(eval2(e, "local f = function() return 1 end setfenv(f, {}) return 0"),
+                  "-ERR user_script:1: Script attempted to access nonexistent global variable 'setfenv'");
+    assert_prefix(eval2(e, "return getfenv(1)"),
+                  "-ERR user_script:1: Script attempted to access nonexistent global variable 'getfenv'");
+    assert_prefix(eval2(e, "return newproxy(true)"),
+                  "-ERR user_script:1: Script attempted to access nonexistent global variable 'newproxy'");
+    script_engine_free(e);
 }
 
 static void test_bytecode_refused(void **state) {
@@ -865,6 +919,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_globals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_readonly_tables, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bytecode_refused, setup, teardown),
+        cmocka_unit_test(test_deprecated_api),
         cmocka_unit_test_setup_teardown(test_log_and_repl, setup, teardown),
         cmocka_unit_test(test_math_random),
         cmocka_unit_test_setup_teardown(test_shebang, setup, teardown),

@@ -298,10 +298,10 @@ static void test_malicious_access(void **state) {
                               "    original_globals['redis'] = function() return 1 end\n"
                               "end)\n"
                               "redis.register_function('g3', function()\n"
-                              "    local mt = getmetatable(getfenv(1))\n"
-                              "    mt.__index.redis = 1\n"
+                              "    local mt = getmetatable(_G)\n"
+                              "    mt.__index = 1\n"
                               "end)\n"
-                              "redis.register_function('g4', function() rawset(getfenv(1), 'x', 1) end)\n"
+                              "redis.register_function('g4', function() rawset(_G, 'x', 1) end)\n"
                               "redis.register_function('g5', function() return {type(redis.call), type(cjson.encode), "
                               "redis.breakpoint == nil, string.format('%d', 7)} end)",
                               false),

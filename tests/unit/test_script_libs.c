@@ -77,12 +77,14 @@ static void test_cjson(void **state) {
     assert_string_equal(eval2(E, "return cjson.encode({1, 2, 'x', {a=true}})"), "$20\r\n[1,2,\"x\",{\"a\":true}]\r\n");
     assert_string_equal(eval2(E, "return cjson.decode('[null]')[1] == cjson.null"), ":1\r\n");
     assert_string_equal(eval2(E, "return cjson.encode('a\"b\\\\c\\n/')"), "$13\r\n\"a\\\"b\\\\c\\n\\/\"\r\n");
-    assert_prefix(eval2(E, "return cjson.decode('{')"), "-ERR Expected object key string but found T_END at character 2 script: ");
+    assert_prefix(eval2(E, "return cjson.decode('{')"),
+                  "-ERR user_script:1: Expected object key string but found T_END at character 2 script: ");
     assert_contains(eval2(E, "\n\nreturn cjson.decode('{')"), ", on @user_script:3.");
     assert_prefix(eval2(E, "return cjson.encode()"), "-ERR user_script:1: bad argument #1 to 'encode' (expected 1 argument)");
     assert_prefix(eval2(E, "return cjson.decode()"), "-ERR user_script:1: bad argument #1 to 'decode' (expected 1 argument)");
     assert_prefix(eval2(E, "return cjson.encode(function() end)"),
-                  "-ERR Cannot serialise function: type not supported");
+                  "-ERR user_script:1: Cannot serialise function: type not supported");
+    assert_prefix(eval2(E, "return cjson.encode({1/0})"), "-ERR user_script:1: Cannot serialise number: must not be NaN or Inf");
     /* new instances are guarded too */
     assert_string_equal(eval2(E, "local j = cjson.new() return j.encode({7})"), "$3\r\n[7]\r\n");
     assert_prefix(eval2(E, "local j = cjson.new() local a = {} a[1] = a return j.encode(a)"),
@@ -112,7 +114,7 @@ static void test_cjson_guards(void **state) {
                            "cjson.encode_sparse_array(false, 2, 10) error(e)"),
                   "-ERR user_script:1: Cannot serialise: encoded JSON would exceed");
     assert_prefix(eval2(E, "return cjson.encode({[1]=1, [1e9]=1})"),
-                  "-ERR Cannot serialise table: excessively sparse array");
+                  "-ERR user_script:1: Cannot serialise table: excessively sparse array");
 }
 
 /* ---- bit ---------------------------------------------------------------------------------- */
