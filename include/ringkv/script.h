@@ -161,7 +161,9 @@ struct script_engine;
 
 struct script_engine *script_engine_new(void);
 void script_engine_free(struct script_engine *e);
-/* Bytes used by the engine's Lua states (INFO used_memory_lua/vm_*). */
+/* Bytes used by the engine's EVAL state (INFO used_memory_lua /
+ * used_memory_vm_eval) and functions state (used_memory_vm_functions), as
+ * of its last run, load or compile: readable from any thread. */
 size_t script_engine_memory(const struct script_engine *e);
 size_t script_engine_functions_memory(const struct script_engine *e);
 

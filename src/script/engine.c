@@ -69,6 +69,11 @@ static int lstate_pcall(struct lstate *ls, lua_CFunction fn, void *ud) {
     return lua_pcall(ls->L, 1, 0, 0);
 }
 
+static void publish_memory(struct script_engine *e) {
+    atomic_store_explicit(&e->ev_mem_pub, e->ev ? e->ev->mem : 0, memory_order_relaxed);
+    atomic_store_explicit(&e->fn_mem_pub, e->fn ? e->fn->mem : 0, memory_order_relaxed);
+}
+
 /* ---- hooks and stopping ------------------------------------------------------------ */
 
 static void run_hook(lua_State *L, lua_Debug *ar);
@@ -527,6 +532,7 @@ static struct lstate *eval_state(struct script_engine *e) {
     if (!e->ev) {
         e->ev = lstate_new(e, false);
         e->script_gen = g;
+        publish_memory(e);
     }
     return e->ev;
 }
@@ -565,6 +571,7 @@ static bool compile_into_cache(struct script_engine *e, const unsigned char sha[
         return false;
     }
     lua_settop(ls->L, 0);
+    publish_memory(e);
     if (!a.ok) return false;
     cache_put(e, sha, a.ref, flags);
     return true;
@@ -740,6 +747,7 @@ static int do_run(struct run_args *a) {
         a->ls->gc_stopped = false;
     }
     if (a->result == SCRIPT_RESULT_ABORTED) a->r->out->len = start;
+    publish_memory(e);
     return a->result;
 }
 
@@ -859,6 +867,7 @@ static bool lib_load(struct script_engine *e, const char *p, size_t len, uint64_
     lua_rawgeti(L, LUA_REGISTRYINDEX, ls->ref_greal);
     lua_setfield(L, -2, "__index");
     lua_settop(L, 0);
+    publish_memory(e);
     if (status != 0 || !a.ok) {
         load_free(L, ld);
         return false;
@@ -960,11 +969,11 @@ void script_engine_free(struct script_engine *e) {
 }
 
 size_t script_engine_memory(const struct script_engine *e) {
-    return e->ev ? e->ev->mem : 0;
+    return atomic_load_explicit(&e->ev_mem_pub, memory_order_relaxed);
 }
 
 size_t script_engine_functions_memory(const struct script_engine *e) {
-    return e->fn ? e->fn->mem : 0;
+    return atomic_load_explicit(&e->fn_mem_pub, memory_order_relaxed);
 }
 
 bool script_load(struct script_engine *e, struct slice body, char sha_hex[41], int *flags, struct rbuf *err) {

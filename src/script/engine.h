@@ -7,6 +7,7 @@
 
 #include "script_internal.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 
 /* One Lua state: EVAL's or the functions'. */
@@ -70,6 +71,9 @@ struct script_engine {
     size_t argv_cap;
     bool in_call;
     unsigned gc_count;
+    /* the states' sizes as of the end of the last run or load, for INFO
+     * from any thread */
+    _Atomic size_t ev_mem_pub, fn_mem_pub;
 };
 
 /* sandbox.c */
