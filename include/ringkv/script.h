@@ -188,7 +188,9 @@ bool script_load(struct script_engine *e, struct slice body, char sha[41], int *
 /* Whether sha (40 hex digits, any case) is registered, and its flags (flags
  * may be NULL). With an engine, a script seen before on its thread is found
  * without the lock and one registered elsewhere is compiled here then, so a
- * following script_run finds it; e may be NULL (SCRIPT EXISTS). */
+ * following script_run on this thread finds it; with e NULL only the
+ * registry is asked (under its lock): SCRIPT EXISTS, or a thread that will
+ * not run the script itself. */
 bool script_exists(struct script_engine *e, struct slice sha, int *flags);
 
 /* SCRIPT FLUSH: forget every script on every thread. */

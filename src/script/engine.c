@@ -1099,7 +1099,9 @@ int script_fcall(struct script_engine *e, struct slice name, const struct slice 
         if (!reg_fn_find(name.ptr, name.len, &id, NULL, &code, &code_len, &body_off)) return SCRIPT_RESULT_NOT_FOUND;
         struct load ld;
         struct rbuf err = { 0 };
-        bool ok = lib_load(e, code + body_off, code_len - body_off, LOAD_TIMEOUT_US, true, &ld, &err);
+        /* no timeout: this code finished within one when it was loaded,
+         * and a busy thread must not fail it */
+        bool ok = lib_load(e, code + body_off, code_len - body_off, 0, true, &ld, &err);
         free(code);
         if (!ok) {
             script_reply_error(r, err.buf, err.len, true);
