@@ -41,6 +41,21 @@ void multi_queue_free(struct multi_queue *q) {
     free(q);
 }
 
+/* One queued command, under the transaction's context; db is the database
+ * of the commands after it (SELECT changes it). */
+static void run_queued(struct cmd_ctx *ctx, const struct queued_cmd *qc, int *db) {
+    struct cmd_ctx sub = *ctx;
+    sub.cmd = qc->cmd;
+    sub.argc = qc->argc;
+    sub.argv = qc->argv;
+    sub.db = *db;
+    sub.waiter = NULL;
+    sub.block = false;
+    sub.timed_out = true;          /* blocking commands: no waiting in a transaction */
+    command_call(&sub);
+    if (ctx->client) *db = ctx->client->db;   /* SELECT applies to what follows */
+}
+
 void exec_queued(struct cmd_ctx *ctx, const struct multi_queue *q, bool dirty) {
     if (dirty || (q->watched.len &&
                   db_watched_expired(ctx, &q->watcher, (struct slice){ q->watched.buf, q->watched.len }))) {
@@ -49,17 +64,54 @@ void exec_queued(struct cmd_ctx *ctx, const struct multi_queue *q, bool dirty) {
     }
     reply_array(&ctx->r, q->n);
     int db = ctx->db;
+    for (size_t i = 0; i < q->n; i++) run_queued(ctx, &q->cmds[i], &db);
+}
+
+/* ---- EXEC forwarded to the shard that owns every key of the queue ----
+ *
+ * argv: every queued command's arguments, one after another (so argv[1],
+ * which the receiving batch prefetches as the key, is the first command's
+ * key), then one blob of n descriptors: the command and its argc. */
+
+int exec_forward_argc(const struct multi_queue *q) {
+    int argc = 1;
+    for (size_t i = 0; i < q->n; i++) argc += q->cmds[i].argc;
+    return argc;
+}
+
+void exec_forward_argv(const struct multi_queue *q, struct slice *argv, char *blob) {
+    int at = 0;
     for (size_t i = 0; i < q->n; i++) {
         const struct queued_cmd *qc = &q->cmds[i];
-        struct cmd_ctx sub = *ctx;
-        sub.cmd = qc->cmd;
-        sub.argc = qc->argc;
-        sub.argv = qc->argv;
-        sub.db = db;
-        sub.waiter = NULL;
-        sub.block = false;
-        sub.timed_out = true;          /* blocking commands: no waiting in a transaction */
-        command_call(&sub);
-        if (ctx->client) db = ctx->client->db;   /* SELECT applies to what follows */
+        memcpy(argv + at, qc->argv, (size_t)qc->argc * sizeof *argv);
+        at += qc->argc;
+        uint32_t argc = (uint32_t)qc->argc;
+        memcpy(blob + i * EXEC_FWD_DESC, &qc->cmd, sizeof qc->cmd);
+        memcpy(blob + i * EXEC_FWD_DESC + sizeof qc->cmd, &argc, sizeof argc);
+    }
+    argv[at] = (struct slice){ blob, q->n * EXEC_FWD_DESC };
+}
+
+static void cmd_exec_forwarded(struct cmd_ctx *c) {
+    struct slice blob = c->argv[c->argc - 1];
+    size_t n = blob.len / EXEC_FWD_DESC;
+    reply_array(&c->r, n);
+    int db = c->db;
+    struct slice *argv = c->argv;
+    for (size_t i = 0; i < n; i++) {
+        struct queued_cmd qc;
+        uint32_t argc;
+        memcpy(&qc.cmd, blob.ptr + i * EXEC_FWD_DESC, sizeof qc.cmd);
+        memcpy(&argc, blob.ptr + i * EXEC_FWD_DESC + sizeof qc.cmd, sizeof argc);
+        qc.argc = (int)argc;
+        qc.argv = argv;
+        argv += argc;
+        run_queued(c, &qc, &db);
     }
 }
+
+/* Not in the command table: only ever forwarded by EXEC (io/multi.c), its
+ * calls counted there and its commands' each where they run. */
+const struct command exec_forwarded_command = {
+    .name = "exec", .arity = -1, .proc = cmd_exec_forwarded,
+};

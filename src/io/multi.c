@@ -5,11 +5,26 @@
  * Between MULTI and EXEC a command is checked by the router and queued
  * (+QUEUED); one the router refuses (unknown, arity) is answered with its
  * error and makes EXEC answer EXECABORT. EXEC runs the queue where every
- * shard it touches and every shard of a watched key is held: on this thread
- * when that is only our own shard, else as one cross-shard transaction. The
- * watch check happens there, under the shards' locks: a touch of a watched
- * key on another shard reaches us (XM_WATCH) before that shard is granted
- * to us, through the same FIFO ring.
+ * shard it touches and every shard of a watched key is held:
+ *
+ *   - on this thread, when that is only our own shard;
+ *   - forwarded whole, as one command, to the shard that owns every key
+ *     when that is one other shard, every queued command could have been
+ *     forwarded alone, nothing is watched and the client does not track:
+ *     the owner runs it among the commands forwarded to it, in order, as it
+ *     would run each of them, with no lock taken;
+ *   - else as a cross-shard transaction. When every queued command could
+ *     have been forwarded alone (keys, nothing of the connection), nothing
+ *     is watched and the client does not track, that transaction answers
+ *     into the client's reply order like a forwarded command
+ *     (exec_in_order): the client need not wait for it once it has asked
+ *     for all its shards, so a pipeline's EXECs join one transaction and
+ *     their replies leave together (msg/tx.c). Otherwise the client waits
+ *     for it (WAIT_TX).
+ *
+ * The watch check happens where the queue runs, under the shards' locks: a
+ * touch of a watched key on another shard reaches us (XM_WATCH) before
+ * that shard is granted to us, through the same FIFO ring.
  *
  * WATCH leaves a record with the client's watch epoch on each key (on its
  * shard, like a blocking command's waiter record). UNWATCH, EXEC, DISCARD
@@ -130,6 +145,75 @@ static enum exec_result watch(struct client *c, const struct route *rt, int argc
     return EXEC_DONE;
 }
 
+/* Forwarded commands a client may have out before it waits for replies,
+ * as client.c bounds them. */
+#define EXEC_MAX_INFLIGHT 128
+#define EXEC_FWD_STACK 64
+
+/* The queue as one forwarded command: its reply takes its place in the
+ * client's reply order like any forwarded command's. */
+static void exec_forward(struct client *c, const struct route *rt, const struct multi_queue *q, int argc,
+                         struct slice *argv, bool drop) {
+    struct worker *w = c->w;
+    int fargc = exec_forward_argc(q);
+    struct slice small[EXEC_FWD_STACK];
+    char small_blob[EXEC_FWD_STACK * EXEC_FWD_DESC];
+    bool big = fargc > EXEC_FWD_STACK;   /* q->n < fargc */
+    struct slice *fargv = big ? rk_malloc((size_t)fargc * sizeof *fargv) : small;
+    char *blob = big ? rk_malloc(q->n * EXEC_FWD_DESC) : small_blob;
+    exec_forward_argv(q, fargv, blob);
+    if (RK_UNLIKELY(client_controls_on())) client_monitor_exec(c, q, true, c->db, argc, argv);
+    command_count_call(rt->cmd, false);
+    const struct fwd_origin o = { c->idx, c->gen, client_reserve_reply(c), (uint16_t)c->db, c->resp, drop, false, 0 };
+    forward_command(w, (unsigned)(q->fwd - 1), &exec_forwarded_command, fargc, fargv, &o);
+    if (big) {
+        free(fargv);
+        free(blob);
+    }
+    if (++c->inflight >= EXEC_MAX_INFLIGHT) c->wait = WAIT_FORWARDS;
+}
+
+/* EXEC waits (unconsumed) for the client's replies still out; a CLIENT
+ * REPLY SKIP before it must still apply when it runs again. */
+static void wait_forwards(struct client *c, bool drop) {
+    c->wait = WAIT_FORWARDS;
+    if (drop && !c->reply_off) c->reply_skip = 1;
+}
+
+/* tx.c: a client that waited for its in-order EXEC may go on. */
+static void exec_go_on(struct worker *w, uint32_t idx, uint32_t gen) {
+    struct client *c = client_live(w, idx, gen);
+    if (c && c->wait == WAIT_FORWARDS && c->inflight < EXEC_MAX_INFLIGHT) client_schedule_resume(c);
+}
+
+/* A cross-shard EXEC that needs nothing of the connection: a transaction
+ * that answers into the client's reply order, so its reply waits for the
+ * pipeline's other replies and leaves with them; the client goes on with
+ * its next commands at once when the transaction has asked for all its
+ * shards (tx_start_exec), else waits until it has (exec_go_on) or its
+ * reply is back. */
+static enum exec_result exec_in_order(struct client *c, const struct route *rt, struct multi_queue *q,
+                                      uint64_t mask, int argc, struct slice *argv, bool drop) {
+    struct worker *w = c->w;
+    if (!tx_exec_may_follow(w, c->idx, c->gen, c->inflight, mask)) {
+        wait_forwards(c, drop);   /* it must not overtake them */
+        return EXEC_WAIT;
+    }
+    if (RK_UNLIKELY(client_controls_on())) client_monitor_exec(c, q, true, c->db, argc, argv);
+    command_count_call(rt->cmd, false);
+    q->by_seq = true;
+    q->reply_seq = client_reserve_reply(c);
+    q->go_on = exec_go_on;
+    c->inflight++;
+    c->multi = NULL;   /* the transaction owns the queue now */
+    client_unwatch(c);
+    const struct tx_request req = { .idx = c->idx, .gen = c->gen, .db = c->db, .resp = c->resp, .drop = drop,
+                                    .cmd = rt->cmd, .mask = mask, .argc = argc, .argv = argv, .exec = q };
+    bool go_on = tx_start_exec(w, &req);
+    if ((!go_on && c->inflight) || c->inflight >= EXEC_MAX_INFLIGHT) c->wait = WAIT_FORWARDS;
+    return EXEC_DONE;
+}
+
 static enum exec_result exec(struct client *c, const struct route *rt, int argc, struct slice *argv, bool drop) {
     struct multi_queue *q = c->multi;
     if (!q) {
@@ -166,8 +250,14 @@ static enum exec_result exec(struct client *c, const struct route *rt, int argc,
         discard(c);
         return EXEC_DONE;
     }
+    if (q->fwd > 0 && mask == 1ull << (q->fwd - 1) && !c->watched_keys.len && !(c->flags & CF_TRACKING)) {
+        exec_forward(c, rt, q, argc, argv, drop);
+        discard(c);
+        return EXEC_DONE;
+    }
+    if (q->plain && !c->watched_keys.len && !(c->flags & CF_TRACKING)) return exec_in_order(c, rt, q, mask, argc, argv, drop);
     if (c->inflight) {
-        c->wait = WAIT_FORWARDS;
+        wait_forwards(c, drop);
         return EXEC_WAIT;
     }
     queue_watched(c, q);
@@ -186,7 +276,17 @@ enum exec_result client_multi_command(struct client *c, const struct route *rt, 
         return EXEC_DONE;
     }
     if (c->multi && (!(cmd->flags & CMD_TXCTL) || cmd->proc == cmd_unwatch)) {
-        multi_queue_add(c->multi, cmd, argc, argv, rt->mask, rt->keyspace);
+        struct multi_queue *q = c->multi;
+        multi_queue_add(q, cmd, argc, argv, rt->mask, rt->keyspace);
+        int fwd = rt->kind == ROUTE_FORWARD ? (int)rt->target + 1 : -1;
+        bool plain = rt->mask && !(cmd->flags & (CMD_ALLSHARDS | CMD_BLOCKING | CMD_IDENTITY)) && !cmd->per_shard;
+        if (q->n == 1) {
+            q->fwd = fwd;
+            q->plain = plain;
+        } else {
+            if (q->fwd != fwd) q->fwd = -1;
+            q->plain &= plain;
+        }
         reply_now(c, drop, reply_simple, "QUEUED");
         return EXEC_DONE;
     }

@@ -13,27 +13,96 @@
  * A shard that is held runs nothing against its keyspace: batches that
  * arrive are deferred and local clients that need it wait, both in order,
  * until the release. Because every transaction takes shards in the same
- * order and holds them only while running one command (never while waiting
- * for a client), there is no cycle of waits: no deadlock. The message
- * rings' release/acquire ordering hands the memory of a shard back and forth
- * with its lock. Single-shard commands pay one branch (is my shard held?).
+ * order and holds them only while running its commands (never while
+ * waiting for a client), there is no cycle of waits: no deadlock. The
+ * message rings' release/acquire ordering hands the memory of a shard back
+ * and forth with its lock. Single-shard commands pay one branch (is my
+ * shard held?).
+ *
+ * Group commit: a transaction that starts while an earlier one of this
+ * thread is still acquiring its shards, and needs no shard that one does
+ * not, joins it instead of taking the locks again. Once every shard is
+ * held the members run one after another, in the order they started, and
+ * the shards are released once. That is the order they would have run in
+ * one by one (each member waited behind the one before it on this thread's
+ * own shard or its first remote one); only work of other threads that
+ * queued for a shard in the meantime, which nobody has seen an answer to
+ * yet, runs after them rather than between them. So a thread pays one lock
+ * round trip per shard for all its clients' transactions of one loop
+ * iteration or so, not one per transaction. A command with a per_shard
+ * hook (CLIENT LIST/KILL) never joins and is never joined: its hook runs
+ * as each shard is granted, for that command alone.
+ *
+ * EXEC answered in reply order (tx_start_exec, for io/multi.c): the reply
+ * of an EXEC whose queue needs nothing of the connection goes back like a
+ * forwarded command's, into the position the client reserved. Its client
+ * may even go on parsing (more EXECs join the same transaction) once the
+ * transaction has asked for every shard it needs, because whatever the
+ * client sends next then runs after it on each of them: a command for
+ * another shard travels behind our XM_LOCK on the same FIFO ring and finds
+ * that shard held (deferred) or our request queued first; a local command
+ * finds the shard held. The own shard counts as asked for while it is
+ * "reserved" (soft hold): local commands and arriving batches wait as if
+ * it were held, but other threads' transactions are still granted it (a
+ * reservation that made them wait, while we wait for a lower shard, would
+ * be a cycle), and it is back to reserved when they release it. A thread
+ * reserves its shard only while no local client and no batch waits for
+ * it, so a stream of transactions cannot starve them.
  */
 #include "ringkv/server.h"
 #include "ringkv/util.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "ringkv/multi.h"
 
 #include "msg_internal.h"
 
+/* One client's command in a transaction. */
+struct tx_item {
+    struct tx_item *next;
+    struct tx_request req;   /* argv: one allocation, the slices then their bytes */
+    bool counted;            /* an EXEC whose client went on: in pipe_tables */
+    bool waiting;            /* an EXEC whose client waits until every shard is asked for */
+};
+
 struct tx {
     struct worker *coord;
-    struct tx_request req;   /* argv points into argbuf */
-    uint64_t held;
-    char *argbuf;
-    struct rbuf *parts;
+    uint64_t mask, held;     /* shards to hold (every member's within mask), and held */
+    uint64_t requested;      /* held, queued for, or asked for (XM_LOCK sent) */
+    uint64_t serial;         /* this thread's count of transactions, to recognise it */
+    bool soft;               /* reserves the coordinator's own shard (soft hold) */
+    bool in_order;           /* has EXECs answered in reply order: may reserve */
+    unsigned nwaiting;       /* members whose client waits (item.waiting) */
+    struct tx_item *items, **tail;   /* members, in the order they started */
+    struct rbuf *parts;      /* per_shard: a transaction of that one command */
 };
+
+/* The coordinating thread's transaction still acquiring its shards that
+ * later ones may join (NULL: none). Only that thread starts, continues and
+ * finishes its transactions. */
+static _Thread_local struct tx *tx_open;
+static _Thread_local uint64_t tx_serial;
+
+/* lock_holder of a shard that nobody holds but this thread's transactions
+ * reserve (soft_holds of them). */
+static struct tx soft_marker;
+static _Thread_local unsigned soft_holds;
+
+/* Per client of a thread (by idx): how many of its EXECs it went on past,
+ * all in the transaction numbered serial. Indexed by worker; only that
+ * worker touches its table. */
+struct pipe_ref {
+    uint32_t gen, n;
+    uint64_t serial;
+};
+static struct pipe_table {
+    struct pipe_ref *refs;
+    uint32_t cap;
+} pipe_tables[RK_MAX_THREADS];
+
+static void asked_all_release(struct tx *tx);
 
 /* ---- the shard lock ---- */
 
@@ -44,11 +113,12 @@ static void shard_released(struct worker *w);
  * LIST gathering this thread's clients) runs here, on the owning thread. */
 static void grant(struct worker *w, struct tx *tx) {
     w->lock_holder = tx;
-    if (tx->req.cmd->per_shard) {
+    if (tx->parts) {
+        const struct tx_request *req = &tx->items->req;
         struct cmd_ctx ctx;
-        ctx_init(&ctx, w, tx->req.cmd, tx->req.argc, tx->req.argv, tx->req.db, tx->req.resp, &tx->parts[w->id]);
-        if (tx->coord == w) ctx.client = rk_msg_client.live(w, tx->req.idx, tx->req.gen);
-        tx->req.cmd->per_shard(&ctx);
+        ctx_init(&ctx, w, req->cmd, req->argc, req->argv, req->db, req->resp, &tx->parts[w->id]);
+        if (tx->coord == w) ctx.client = rk_msg_client.live(w, req->idx, req->gen);
+        req->cmd->per_shard(&ctx);
     }
 }
 
@@ -58,8 +128,23 @@ static void lock_enqueue(struct worker *w, struct xmsg *m) {
     w->lock_queue_tail = &m->next;
 }
 
+/* Nobody holds the shard (a reservation does not count) and nobody queues. */
+static bool own_free(const struct worker *w) {
+    return (!w->lock_holder || w->lock_holder == &soft_marker) && !w->lock_queue;
+}
+
+/* The coordinator's own shard is granted to its transaction tx. */
+static void own_granted(struct worker *w, struct tx *tx) {
+    tx->held |= 1ull << w->id;
+    tx->requested |= 1ull << w->id;
+    if (tx->soft) {
+        tx->soft = false;
+        soft_holds--;
+    }
+}
+
 void tx_lock_request(struct worker *w, struct xmsg *m) {
-    if (!w->lock_holder && !w->lock_queue) {
+    if (own_free(w)) {
         grant(w, m->tx);
         m->type = XM_LOCKED;
         xshard_send(w, m->from, m);
@@ -72,7 +157,8 @@ void tx_unlock(struct worker *w) {
     w->lock_holder = NULL;
     struct xmsg *m = w->lock_queue;
     if (!m) {
-        shard_released(w);
+        if (soft_holds) w->lock_holder = &soft_marker;   /* reserved again */
+        else shard_released(w);
         return;
     }
     w->lock_queue = m->next;
@@ -81,7 +167,7 @@ void tx_unlock(struct worker *w) {
     grant(w, tx);
     if (tx->coord == w) {
         free(m);
-        tx->held |= 1ull << w->id;
+        own_granted(w, tx);
         tx_continue(tx);
     } else {
         m->type = XM_LOCKED;
@@ -104,23 +190,129 @@ static void shard_released(struct worker *w) {
 
 /* The transaction keeps its own copy of the arguments: the client's input
  * moves on (or goes away) while the shards are being acquired. */
-void tx_start(struct worker *w, const struct tx_request *req) {
-    struct tx *tx = rk_calloc(1, sizeof *tx);
-    tx->req = *req;
+static struct tx_item *item_new(struct worker *w, const struct tx_request *req) {
+    struct tx_item *it = rk_malloc(sizeof *it);
+    it->next = NULL;
+    it->req = *req;
+    it->counted = it->waiting = false;
     size_t bytes = 0;
     for (int i = 0; i < req->argc; i++) bytes += req->argv[i].len;
-    tx->argbuf = rk_malloc(bytes ? bytes : 1);
-    tx->req.argv = rk_malloc((size_t)req->argc * sizeof *tx->req.argv);
-    char *p = tx->argbuf;
+    /* one allocation: the argument slices, then their bytes */
+    it->req.argv = rk_malloc((size_t)req->argc * sizeof *it->req.argv + (bytes ? bytes : 1));
+    char *p = (char *)(it->req.argv + req->argc);
     for (int i = 0; i < req->argc; i++) {
         memcpy(p, req->argv[i].ptr, req->argv[i].len);
-        tx->req.argv[i] = (struct slice){ p, req->argv[i].len };
+        it->req.argv[i] = (struct slice){ p, req->argv[i].len };
         p += req->argv[i].len;
     }
-    tx->coord = w;
-    if (req->cmd->per_shard) tx->parts = rk_calloc(srv.nworkers, sizeof *tx->parts);
     w->stats.tx_started++;
-    tx_continue(tx);   /* may finish at once when every shard was free */
+    return it;
+}
+
+/* The open transaction tx can take it (NULL: start one). */
+static struct tx *joinable(const struct tx_request *req) {
+    struct tx *open = tx_open;
+    return open && !req->cmd->per_shard && (req->mask & ~open->mask) == 0 ? open : NULL;
+}
+
+static void join(struct tx *tx, struct tx_item *it) {
+    *tx->tail = it;   /* runs with the open transaction, after its members */
+    tx->tail = &it->next;
+}
+
+static struct tx *tx_new(struct worker *w, struct tx_item *it) {
+    struct tx *tx = rk_calloc(1, sizeof *tx);
+    tx->coord = w;
+    tx->mask = it->req.mask;
+    tx->serial = ++tx_serial;
+    tx->items = it;
+    tx->tail = &it->next;
+    if (it->req.cmd->per_shard) tx->parts = rk_calloc(srv.nworkers, sizeof *tx->parts);
+    else tx_open = tx;
+    return tx;
+}
+
+void tx_start(struct worker *w, const struct tx_request *req) {
+    struct tx_item *it = item_new(w, req);
+    struct tx *open = joinable(req);
+    if (open) join(open, it);
+    else tx_continue(tx_new(w, it));   /* may finish at once when every shard was free */
+}
+
+bool tx_exec_may_follow(struct worker *w, uint32_t idx, uint32_t gen, uint32_t inflight, uint64_t mask) {
+    if (!inflight) return true;
+    const struct tx *open = tx_open;
+    const struct pipe_table *t = &pipe_tables[w->id];
+    if (!open || (mask & ~open->mask) || idx >= t->cap) return false;
+    const struct pipe_ref *r = &t->refs[idx];
+    return r->gen == gen && r->serial == open->serial && r->n == inflight;
+}
+
+/* Every shard tx needs is held, queued for or asked for, its own shard
+ * possibly reserved now: its clients' next commands run after it. */
+static bool asked_all(struct tx *tx) {
+    struct worker *w = tx->coord;
+    uint64_t own = 1ull << w->id;
+    uint64_t missing = tx->mask & ~tx->requested;
+    if (missing == own && !tx->soft && tx->in_order && !w->shard_waiters && !w->deferred) {
+        tx->soft = true;   /* reserve our shard: see the top of the file */
+        soft_holds++;
+        if (!w->lock_holder) w->lock_holder = &soft_marker;
+    }
+    if (tx->soft) missing &= ~own;
+    return missing == 0;
+}
+
+/* The EXEC's client goes on past it: count it for tx_exec_may_follow. */
+static void count_item(struct tx *tx, struct tx_item *it) {
+    struct pipe_table *t = &pipe_tables[tx->coord->id];
+    uint32_t idx = it->req.idx;
+    if (idx >= t->cap) {
+        uint32_t cap = t->cap ? t->cap : 64;
+        while (cap <= idx) cap *= 2;
+        t->refs = rk_realloc(t->refs, cap * sizeof *t->refs);
+        memset(t->refs + t->cap, 0, (cap - t->cap) * sizeof *t->refs);
+        t->cap = cap;
+    }
+    struct pipe_ref *r = &t->refs[idx];
+    if (r->gen != it->req.gen || r->serial != tx->serial) *r = (struct pipe_ref){ it->req.gen, 0, tx->serial };
+    r->n++;
+    it->counted = true;
+}
+
+/* After another request: once every shard is asked for, the clients that
+ * waited may go on. */
+static void asked_all_release(struct tx *tx) {
+    if (!tx->nwaiting || !asked_all(tx)) return;
+    tx->nwaiting = 0;
+    for (struct tx_item *it = tx->items; it; it = it->next) {
+        if (!it->waiting) continue;
+        it->waiting = false;
+        count_item(tx, it);
+        it->req.exec->go_on(tx->coord, it->req.idx, it->req.gen);
+    }
+}
+
+bool tx_start_exec(struct worker *w, const struct tx_request *req) {
+    struct tx_item *it = item_new(w, req);
+    struct tx *tx = joinable(req);
+    if (tx) {
+        join(tx, it);
+        tx->in_order = true;
+    } else {
+        tx = tx_new(w, it);
+        tx->in_order = true;
+        uint64_t serial = tx->serial;
+        tx_continue(tx);
+        if (tx_open == NULL || tx_open->serial != serial) return true;   /* it ran: answered */
+    }
+    if (!asked_all(tx)) {
+        it->waiting = true;
+        tx->nwaiting++;
+        return false;
+    }
+    count_item(tx, it);
+    return true;
 }
 
 static void tx_free(struct tx *tx) {
@@ -128,22 +320,25 @@ static void tx_free(struct tx *tx) {
         for (unsigned i = 0; i < srv.nworkers; i++) rbuf_free(&tx->parts[i]);
         free(tx->parts);
     }
-    multi_queue_free(tx->req.exec);
-    free(tx->req.argv);
-    free(tx->argbuf);
+    for (struct tx_item *it = tx->items, *next; it; it = next) {
+        next = it->next;
+        multi_queue_free(it->req.exec);
+        free(it->req.argv);   /* and the argument bytes */
+        free(it);
+    }
     free(tx);
 }
 
-/* Every shard is held: run the command once over all of them, release
- * them, and report to the client. A blocking command of a client that has
- * gone does not run: it would take data for nobody. */
-static void tx_finish(struct tx *tx) {
+/* Every shard is held: run one member, report to its client. A blocking
+ * command or an EXEC of a client that has gone does not run: it would take
+ * data for nobody (the EXEC's watch check needs the client). */
+static void run_item(struct tx *tx, struct tx_item *it, struct tx_outcome *out) {
     struct worker *w = tx->coord;
-    struct tx_request *req = &tx->req;
+    struct tx_request *req = &it->req;
     struct client *c = rk_msg_client.live(w, req->idx, req->gen);
-    struct tx_outcome out = { {0}, false, 0 };
+    out->reply.len = 0;
     struct cmd_ctx ctx;
-    ctx_init(&ctx, w, req->cmd, req->argc, req->argv, req->db, req->resp, &out.reply);
+    ctx_init(&ctx, w, req->cmd, req->argc, req->argv, req->db, req->resp, &out->reply);
     ctx.multi = true;
     ctx.client = c;
     ctx.parts = tx->parts;
@@ -153,6 +348,26 @@ static void tx_finish(struct tx *tx) {
         ctx.rerun = req->rerun;
     }
     if (req->track) ctx.reader = &req->reader;
+    if (req->exec && req->exec->by_seq) {
+        /* its client may have gone on (another SELECT, ...): run as for
+         * nobody's connection, answer into the reserved position */
+        ctx.client = NULL;
+        ctx.origin_worker = w->id;
+        ctx.origin_idx = req->idx;
+        ctx.origin_gen = req->gen;
+        if (c) exec_queued(&ctx, req->exec, false);
+        rk_arena = &w->shard.arena;
+        if (it->counted) {
+            struct pipe_ref *r = &pipe_tables[w->id].refs[req->idx];
+            if (r->gen == req->gen && r->serial == tx->serial) r->n--;
+        }
+        if (c) {
+            const struct shard_reply rep = { req->exec->reply_seq, req->drop ? 0 : (uint32_t)out->reply.len,
+                                             out->reply.buf };
+            rk_msg_client.replies_ready(w, req->idx, req->gen, &rep, 1);
+        }
+        return;
+    }
     if (req->exec) {
         /* EXEC: the watch check is only sure now, with every shard held */
         if (c) exec_queued(&ctx, req->exec, c->watch_dirty);
@@ -160,9 +375,20 @@ static void tx_finish(struct tx *tx) {
         command_call(&ctx);
     }
     rk_arena = &w->shard.arena;   /* db.c pointed it at the shards the command touched */
-    out.blocked = ctx.block;
-    out.block_timeout_ms = ctx.block_timeout_ms;
-    if (ctx.block) out.reply.len = 0;
+    out->blocked = ctx.block;
+    out->block_timeout_ms = ctx.block_timeout_ms;
+    if (ctx.block) out->reply.len = 0;
+    if (c) rk_msg_client.tx_done(w, req, out);
+}
+
+/* Every shard is held: run the members in order, release the shards once,
+ * report to each client. */
+static void tx_finish(struct tx *tx) {
+    struct worker *w = tx->coord;
+    if (tx_open == tx) tx_open = NULL;
+    struct tx_outcome out = { {0}, false, 0 };
+    for (struct tx_item *it = tx->items; it; it = it->next) run_item(tx, it, &out);
+    rbuf_free(&out.reply);
 
     uint64_t others = tx->held & ~(1ull << w->id);
     while (others) {
@@ -175,8 +401,6 @@ static void tx_finish(struct tx *tx) {
         xshard_send(w, s, m);
     }
     bool own = tx->held & (1ull << w->id);
-    if (c) rk_msg_client.tx_done(w, req, &out);
-    rbuf_free(&out.reply);
     tx_free(tx);
     if (own) tx_unlock(w);
 }
@@ -184,24 +408,27 @@ static void tx_finish(struct tx *tx) {
 /* Take the next shard in ascending order; run once all are held. */
 static void tx_continue(struct tx *tx) {
     struct worker *w = tx->coord;
-    while (tx->held != tx->req.mask) {
-        unsigned s = (unsigned)__builtin_ctzll(tx->req.mask & ~tx->held);
+    while (tx->held != tx->mask) {
+        unsigned s = (unsigned)__builtin_ctzll(tx->mask & ~tx->held);
         struct xmsg *m = rk_calloc(1, sizeof *m);
         m->type = XM_LOCK;
         m->from = (uint8_t)w->id;
         m->shard = (uint8_t)s;
         m->tx = tx;
+        tx->requested |= 1ull << s;
         if (s != w->id) {
             xshard_send(w, s, m);
+            asked_all_release(tx);
             return;
         }
-        if (w->lock_holder || w->lock_queue) {
+        if (!own_free(w)) {
             lock_enqueue(w, m);
+            asked_all_release(tx);
             return;
         }
         free(m);
         grant(w, tx);
-        tx->held |= 1ull << s;
+        own_granted(w, tx);
     }
     tx_finish(tx);
 }
@@ -212,7 +439,7 @@ void tx_locked(struct worker *w, struct xmsg *m) {
     struct tx *tx = m->tx;
     tx->held |= 1ull << m->shard;
     free(m);
-    tx_continue(tx);
+    tx_continue(tx);   /* requested already has the shard */
 }
 
 /* A batch that arrived while the shard is held (or behind deferred ones). */
