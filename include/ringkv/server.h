@@ -247,7 +247,6 @@ void client_on_recv(struct client *c, const char *data, size_t len);
 void client_process_input(struct client *c);
 void client_resume(struct client *c);
 void clients_resume_scheduled(struct worker *w);
-void client_mark_flush(struct client *c);
 void client_flush_sends(struct worker *w);
 void client_on_send(struct client *c, int res);
 struct client *client_by_ref(struct worker *w, uint32_t idx, uint32_t gen);
@@ -361,6 +360,5 @@ void client_watch_touched(struct worker *w, const struct block_record *r);
 
 /* client.c: reply ordering */
 uint32_t client_reserve_reply(struct client *c);
-bool client_replies_queued(const struct client *c);
 void client_queue_local_reply(struct client *c, size_t start_off);
 #endif

@@ -21,11 +21,26 @@
 void client_maybe_free(struct client *c);
 void client_free_now(struct client *c);
 
-/* output.c: a reply written now goes out, or behind replies still out
- * elsewhere: write into client_reply_target's buffer from `start`, then
- * call client_reply_written (drop: CLIENT REPLY OFF/SKIP cuts it). */
-struct rbuf *client_reply_target(struct client *c, bool *queued);
-void client_reply_written(struct client *c, struct rbuf *out, size_t start, bool queued, bool drop);
+/* output.c; inline what every reply passes through. */
+static inline void client_mark_flush(struct client *c) {
+    if (c->flags & CF_IN_FLUSH_LIST) return;
+    c->flags |= CF_IN_FLUSH_LIST;
+    c->next_flush = c->w->flush_list;
+    c->w->flush_list = c;
+}
+static inline bool client_replies_queued(const struct client *c) { return c->rq && c->rq->count > 0; }
+/* A reply written now goes out, or behind replies still out elsewhere:
+ * write into client_reply_target's buffer from `start`, then call
+ * client_reply_written (drop: CLIENT REPLY OFF/SKIP cuts it). */
+static inline struct rbuf *client_reply_target(struct client *c, bool *queued) {
+    *queued = client_replies_queued(c);
+    return *queued ? &c->rq->bytes : &c->out;
+}
+static inline void client_reply_written(struct client *c, struct rbuf *out, size_t start, bool queued, bool drop) {
+    if (drop) out->len = start;
+    else if (queued) client_queue_local_reply(c, start);
+    client_mark_flush(c);
+}
 void client_schedule_resume(struct client *c);   /* resume from the worker loop */
 void client_schedule_wake(struct client *c);     /* ...ahead of the merely scheduled */
 struct client *client_next_resume(struct worker *w);

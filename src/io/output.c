@@ -31,30 +31,8 @@ struct client *client_by_ref(struct worker *w, uint32_t idx, uint32_t gen) {
     return (c && (c->gen & 0xFFFFFF) == (gen & 0xFFFFFF)) ? c : NULL;
 }
 
-void client_mark_flush(struct client *c) {
-    if (c->flags & CF_IN_FLUSH_LIST) return;
-    c->flags |= CF_IN_FLUSH_LIST;
-    c->next_flush = c->w->flush_list;
-    c->w->flush_list = c;
-}
-
 size_t client_output_size(const struct client *c) {
     return c->out.len + (c->sending.len - c->sent) + (c->rq ? c->rq->bytes.len : 0);
-}
-
-/* Where a reply written now goes: straight out, or behind replies still
- * out on other shards. */
-struct rbuf *client_reply_target(struct client *c, bool *queued) {
-    *queued = client_replies_queued(c);
-    return *queued ? &c->rq->bytes : &c->out;
-}
-
-/* A reply written from `start` takes its turn in request order, or is cut
- * (CLIENT REPLY OFF/SKIP). */
-void client_reply_written(struct client *c, struct rbuf *out, size_t start, bool queued, bool drop) {
-    if (drop) out->len = start;
-    else if (queued) client_queue_local_reply(c, start);
-    client_mark_flush(c);
 }
 
 /* Resume c from the worker loop rather than from the caller's stack. */
@@ -207,4 +185,3 @@ void client_queue_local_reply(struct client *c, size_t start_off) {
     q->items[pos].ready = true;
 }
 
-bool client_replies_queued(const struct client *c) { return c->rq && c->rq->count > 0; }
