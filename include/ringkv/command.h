@@ -162,10 +162,14 @@ void ctx_block_on(struct cmd_ctx *c, struct slice key);
  * argv[first..end) for timeout_ms (0 = forever), or reply the timeout. */
 void ctx_block_or_timeout(struct cmd_ctx *c, int first, int end, long long timeout_ms);
 bool arg_timeout_or_reply(struct cmd_ctx *c, struct slice s, long long *ms);   /* seconds, as Redis */
-/* A blocking command run again after a wake-up skips a key that now holds
- * another type (it keeps waiting), where its first run replies WRONGTYPE:
- * as Redis, which only serves a waiter from a key of the right type. */
-bool waiting_key_of_other_type(struct cmd_ctx *c, struct slice key, unsigned type);
+/* Whether a blocking command (with a waiter identity) passes over key as
+ * if it had nothing for it, and keeps waiting on it: run again after a
+ * wake-up, when the key now holds another type, where its first run
+ * replies WRONGTYPE (Redis only serves a waiter from a key of the right
+ * type); and when the key is ready but clients whose commands were taken
+ * up before this one wait on it (they are served first, as in Redis,
+ * where they would have been served before this command ran). */
+bool waiter_skips_key(struct cmd_ctx *c, struct slice key, unsigned type);
 bool arg_cursor_or_reply(struct cmd_ctx *c, struct slice s, uint64_t *cursor);  /* ERR invalid cursor */
 
 /* The options of SCAN, HSCAN, SSCAN and ZSCAN. */

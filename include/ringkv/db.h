@@ -54,7 +54,7 @@ struct shard {
     struct entry_arena arena;     /* where this shard's entries live */
     uint64_t expire_cursor[64];   /* active expiry position per db (first 64 dbs) */
     unsigned expire_db;           /* next db for the active cycle */
-    struct hashmap *waiters;      /* "db:key" -> block_record[] of clients blocked on it */
+    struct hashmap *waiters;      /* "db:key" -> records of clients blocked on it, in line (db.c) */
     struct trk_table *tracking;   /* client-side caching: tracked keys, BCAST prefixes (tracking.h) */
     struct hashmap *watched;      /* "db:key" -> block_record[] of clients watching it (watch.h) */
     struct ps_dir *psdir;         /* pub/sub subscribers per thread (pubsub_dir.h), NULL until used */
@@ -62,27 +62,39 @@ struct shard {
 
 /*
  * Blocking commands. A client whose BLPOP (etc.) found nothing leaves one
- * record per key in the owning shard's waiters, in arrival order. A write
- * that may serve them calls db_signal_ready(): if the key holds a value,
- * the first waiter is told (db_ready_hook) to run its command again; the
- * next one is told once the first was served (db_waiter_served) or has
- * gone (db_waiter_declined), so waiters on any thread are served oldest
- * first. The hook is the I/O layer's; unit tests leave it NULL.
+ * record per key in the owning shard's waiters, in line by its ticket: the
+ * order in which the blocking commands were taken up on their threads (a
+ * process-wide count), not the order in which their records reach the
+ * shard, which a command run as a transaction from another thread reaches
+ * a lock round trip late. A write that may serve them calls
+ * db_signal_ready(): if the key holds a value, the first waiter is told
+ * (db_ready_hook) to run its command again; the next one is told once the
+ * first was served (db_waiter_served) or has gone (db_waiter_declined), so
+ * waiters on any thread are served oldest first. The hook is the I/O
+ * layer's; unit tests leave it NULL.
  */
 struct block_record {
     uint32_t worker, idx, gen, seq;
 };
 extern void (*db_ready_hook)(struct cmd_ctx *c, const struct block_record *r);
-/* Whether a record may still matter; false only when known dead (the I/O
- * layer can tell for clients of the calling thread). Keeps a key's list of
- * records from growing with waiters that went away. */
-extern bool (*db_waiter_alive_hook)(struct cmd_ctx *c, const struct block_record *r);
+/* Whether a record (with its ticket) may still matter; false only when
+ * known dead (the I/O layer can tell for clients of the calling thread).
+ * Keeps a key's list of records from growing with waiters that went away. */
+extern bool (*db_waiter_alive_hook)(struct cmd_ctx *c, const struct block_record *r, uint64_t ticket);
 /* While CLIENT PAUSE is in force (true), an expired key met by a lookup is
  * reported absent but not deleted, as Redis's expireIfNeeded during a
  * pause. The I/O layer's; NULL in unit tests. */
 extern bool (*db_expire_paused_hook)(long long now_ms);
-void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record *r);
+/* Register r on key, in line by ticket (0: none, at the end); a rerun
+ * (c->rerun) keeps the place of its client's record. */
+void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record *r, uint64_t ticket);
 void db_signal_ready(struct cmd_ctx *c, struct slice key);
+/* Whether a client other than r's waits on key with an earlier ticket (0:
+ * none, false; records known dead do not count): a blocking command that
+ * finds the key ready leaves it to them and waits behind them. A key that
+ * holds a value and has waiters always has its turn out (its first waiter
+ * was woken, or is running its command), so the turn reaches this one. */
+bool db_waiters_before(struct cmd_ctx *c, struct slice key, const struct block_record *r, uint64_t ticket);
 /* r's client ran its blocking command to the end (served, timed out, an
  * error): its records on key go; if it was first, the next one is woken. */
 void db_waiter_served(struct cmd_ctx *c, struct slice key, const struct block_record *r);

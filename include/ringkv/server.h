@@ -103,6 +103,7 @@ struct client {
     const char *last_cmd;
     /* blocking commands */
     uint32_t block_seq;            /* attempt number: older waiter records are stale */
+    uint64_t block_ticket;         /* place in line of the command being run (0: none yet) */
     long long block_deadline_ms;   /* 0: not blocked yet; LLONG_MAX: no timeout */
     bool block_timed_out;
     size_t block_cmd_len;          /* bytes of the blocked command at the front of `in` */
@@ -341,6 +342,7 @@ void client_tx_done(struct worker *w, const struct tx_request *req, const struct
 void clients_shard_free(struct worker *w);
 
 /* blocking.c: blocking commands, the connection side */
+void client_take_ticket(struct client *c);   /* its blocking command's place in line */
 void client_block(struct client *c, long long timeout_ms, size_t cmd_len);
 bool client_unblock(struct client *c, bool error);   /* CLIENT UNBLOCK; false if not blocked */
 void client_unblocked(struct client *c);
@@ -350,7 +352,7 @@ void client_ready(struct worker *w, const struct block_record *r);
 void clients_wake_ready(struct worker *w);
 long long clients_block_cron(struct worker *w);   /* returns the next deadline, or LLONG_MAX */
 void block_notify(struct cmd_ctx *c, const struct block_record *r);
-bool block_record_alive(struct cmd_ctx *c, const struct block_record *r);
+bool block_record_alive(struct cmd_ctx *c, const struct block_record *r, uint64_t ticket);
 
 /* multi.c: transactions, the connection side */
 void client_unwatch(struct client *c);

@@ -8,6 +8,7 @@
 #include "ringkv/util.h"
 #include "ringkv/db.h"
 #include "ringkv/scan_cursor.h"
+#include "ringkv/server.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -39,10 +40,20 @@ struct kv_entry **lookup_typed_or_reply(struct cmd_ctx *c, struct slice key, uns
     return slot;
 }
 
-bool waiting_key_of_other_type(struct cmd_ctx *c, struct slice key, unsigned type) {
-    if (!c->rerun) return false;
+/* The place in line of a blocking command: its client's ticket, taken on
+ * the client's thread, where the command runs (there, or as its
+ * transaction's coordinator). */
+static uint64_t waiter_ticket(const struct cmd_ctx *c) {
+    return c->client ? c->client->block_ticket : 0;
+}
+
+bool waiter_skips_key(struct cmd_ctx *c, struct slice key, unsigned type) {
+    if (!c->waiter || (!c->rerun && atomic_load_explicit(&rk_waiter_keys, memory_order_relaxed) == 0))
+        return false;
     struct kv_entry *e = db_lookup(c, key, LOOKUP_NONE);
-    return e && entry_type(e) != type;
+    if (!e) return false;
+    if (entry_type(e) != type) return c->rerun;
+    return db_waiters_before(c, key, c->waiter, waiter_ticket(c));
 }
 
 bool obj_write(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_entry ***slot, void **obj) {
@@ -114,7 +125,7 @@ bool arg_timeout_or_reply(struct cmd_ctx *c, struct slice s, long long *ms) {
 /* Without a waiter identity (a command run for nobody) the command still
  * reports that it would block, and nothing is registered. */
 void ctx_block_on(struct cmd_ctx *c, struct slice key) {
-    if (c->waiter) db_block_on(c, key, c->waiter);
+    if (c->waiter) db_block_on(c, key, c->waiter, waiter_ticket(c));
     c->block = true;
 }
 

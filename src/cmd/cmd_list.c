@@ -506,7 +506,7 @@ static bool lmpop_at(struct cmd_ctx *c, int at, int *nkeys) {
     for (int j = at + 1; j < where_idx; j++) {
         struct kv_entry **slot;
         struct list_obj *l;
-        if (waiting_key_of_other_type(c, c->argv[j], OBJ_LIST)) continue;
+        if (waiter_skips_key(c, c->argv[j], OBJ_LIST)) continue;
         if (!list_write(c, c->argv[j], &slot, &l)) return true;
         if (!l) continue;
         reply_array(&c->r, 2);
@@ -538,7 +538,7 @@ static void bpop_generic(struct cmd_ctx *c, bool tail) {
     for (int j = 1; j < c->argc - 1; j++) {
         struct kv_entry **slot;
         struct list_obj *l;
-        if (waiting_key_of_other_type(c, c->argv[j], OBJ_LIST)) continue;
+        if (waiter_skips_key(c, c->argv[j], OBJ_LIST)) continue;
         if (!list_write(c, c->argv[j], &slot, &l)) return;
         if (!l) continue;
         reply_array(&c->r, 2);
@@ -559,7 +559,7 @@ static void blmove_generic(struct cmd_ctx *c, bool from_tail, bool to_tail, stru
     long long timeout;
     if (!arg_timeout_or_reply(c, timeout_arg, &timeout)) return;
     struct list_obj *src = NULL;
-    if (!waiting_key_of_other_type(c, c->argv[1], OBJ_LIST) && !get_list(c, c->argv[1], LOOKUP_NONE, &src)) return;
+    if (!waiter_skips_key(c, c->argv[1], OBJ_LIST) && !get_list(c, c->argv[1], LOOKUP_NONE, &src)) return;
     if (src && list_len(src) > 0) lmove_generic(c, from_tail, to_tail);
     else ctx_block_or_timeout(c, 1, 2, timeout);
 }

@@ -522,7 +522,7 @@ static void zpop_generic(struct cmd_ctx *c, const struct slice *keys, int nkeys,
     struct slice key = { NULL, 0 };
 
     for (int i = 0; i < nkeys; i++) {
-        if (waiting_key_of_other_type(c, keys[i], OBJ_ZSET)) continue;
+        if (waiter_skips_key(c, keys[i], OBJ_ZSET)) continue;
         if (!zset_write(c, keys[i], &slot, &z))
             return;
         if (z) {
@@ -639,7 +639,7 @@ static void bzpopminmax(struct cmd_ctx *c, bool max) {
     for (int j = 1; j < c->argc - 1; j++) {
         struct kv_entry **slot;
         struct zset_obj *z;
-        if (waiting_key_of_other_type(c, c->argv[j], OBJ_ZSET)) continue;
+        if (waiter_skips_key(c, c->argv[j], OBJ_ZSET)) continue;
         if (!zset_write(c, c->argv[j], &slot, &z)) return;
         if (!z) continue;
         /* [key, member, score], flat, as Redis 7.0 */

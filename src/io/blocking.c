@@ -14,6 +14,15 @@
  * waiter is told (db_waiter_served). When the deadline passes it runs once
  * more with block_timed_out set, and replies its timeout reply.
  *
+ * Waiters are served in the order their commands were taken up, on any
+ * thread: the command takes a ticket (a process-wide count) the first time
+ * it runs, keeps it while it waits and runs again, and its records go in
+ * line by it. A command run where its keys live registers at once; one
+ * run from another thread, as a transaction, only once it holds the
+ * keys' shard, a lock round trip later: by then a command that came in
+ * after it on the keys' thread may have registered, and the ticket puts
+ * it back in front of that one.
+ *
  * Every attempt has its own block_seq; a record of an older attempt is
  * stale and ignored. A wake-up for a client that has gone, or that CLIENT
  * UNBLOCK ERROR took out of its wait, is declined: the record goes back to
@@ -40,6 +49,12 @@ void client_unlink_blocked(struct client *c) {
     c->next_blocked = NULL;
 }
 
+static _Atomic uint64_t tickets;
+
+void client_take_ticket(struct client *c) {
+    if (!c->block_ticket) c->block_ticket = atomic_fetch_add_explicit(&tickets, 1, memory_order_relaxed) + 1;
+}
+
 void client_block(struct client *c, long long timeout_ms, size_t cmd_len) {
     c->block_cmd_len = cmd_len;
     if (c->block_deadline_ms == 0)
@@ -53,6 +68,7 @@ void client_block(struct client *c, long long timeout_ms, size_t cmd_len) {
 
 void client_unblocked(struct client *c) {
     c->block_deadline_ms = 0;
+    c->block_ticket = 0;
     c->block_timed_out = false;
 }
 
@@ -151,14 +167,16 @@ long long clients_block_cron(struct worker *w) {
     }
 }
 
-/* A waiter record of one of our clients is dead once that client no longer
- * waits in that attempt; records of other threads' clients are left alone. */
-bool block_record_alive(struct cmd_ctx *ctx, const struct block_record *r) {
+/* A waiter record of one of our clients is dead once that client is gone
+ * or has finished the command that left it (its ticket is no longer the
+ * client's). A client woken and running its command again keeps its
+ * record, and its place: it may find nothing and wait on. Records of other
+ * threads' clients are left alone. */
+bool block_record_alive(struct cmd_ctx *ctx, const struct block_record *r, uint64_t ticket) {
     struct worker *w = ctx->worker;
     if (r->worker != w->id) return true;
     struct client *c = client_by_ref(w, r->idx, r->gen);
-    return c && !(c->flags & CF_CLOSING) && c->block_seq == r->seq &&
-           (c->wait == WAIT_BLOCKED || c->wait == WAIT_TX);
+    return c && !(c->flags & CF_CLOSING) && ticket && c->block_ticket == ticket;
 }
 
 /* CLIENT UNBLOCK: a blocked client stops waiting, as if its timeout had

@@ -193,7 +193,9 @@ static void reply_route_error(struct client *c, const struct route *rt, int argc
  * Blocking commands run with all their keys held and are never forwarded:
  * locally, or as a transaction that leaves the command in the client's
  * input until it is served. Each attempt has its own sequence number, so
- * waiter records of an earlier attempt are recognised as stale.
+ * waiter records of an earlier attempt are recognised as stale; the
+ * command's ticket, taken here the first time, keeps its place in line
+ * (blocking.c).
  */
 static enum exec_result exec_blocking(struct client *c, const struct route *rt, int argc,
                                       struct slice *argv, bool drop) {
@@ -202,6 +204,7 @@ static enum exec_result exec_blocking(struct client *c, const struct route *rt, 
         return EXEC_WAIT;
     }
     c->block_seq++;
+    client_take_ticket(c);
     if (rt->kind == ROUTE_LOCAL) {
         if (shard_is_held(c->w)) {
             client_wait_on_shard(c);

@@ -404,9 +404,16 @@ void shard_active_expire(struct shard *s, long long now_ms, uint64_t budget_us) 
 
 void (*db_ready_hook)(struct cmd_ctx *c, const struct block_record *r);
 _Atomic long rk_waiter_keys;
-bool (*db_waiter_alive_hook)(struct cmd_ctx *c, const struct block_record *r);
+bool (*db_waiter_alive_hook)(struct cmd_ctx *c, const struct block_record *r, uint64_t ticket);
 bool (*db_expire_paused_hook)(long long now_ms);
 
+
+/* A key's waiters are kept in line by ticket: the order in which their
+ * commands were taken up, on whichever thread (db.h). */
+struct waiter {
+    struct block_record r;
+    uint64_t ticket;
+};
 
 static bool same_client(const struct block_record *a, const struct block_record *b) {
     return a->worker == b->worker && a->idx == b->idx && a->gen == b->gen;
@@ -422,42 +429,85 @@ static bool key_present(struct cmd_ctx *c, struct shard *s, struct slice key) {
 /* Wake the first waiter of registry key wk (records recs) if key has a
  * value. */
 static void wake_first(struct cmd_ctx *c, struct shard *s, struct slice key, struct slice recs) {
-    if (recs.len < sizeof(struct block_record) || !key_present(c, s, key)) return;
-    struct block_record first;
+    if (recs.len < sizeof(struct waiter) || !key_present(c, s, key)) return;
+    struct waiter first;
     memcpy(&first, recs.ptr, sizeof first);
-    if (db_ready_hook) db_ready_hook(c, &first);
+    if (db_ready_hook) db_ready_hook(c, &first.r);
 }
 
-void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record *r) {
+void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record *r, uint64_t ticket) {
     struct shard *s = owner_shard(c, key);
     if (!s->waiters) s->waiters = hashmap_new(true);
     struct rbuf k = {0}, v = {0};
     struct slice wk = db_registry_key(&k, c->db, key), old;
-    /* Keep the older records in order, but not this client's earlier ones
-     * (a client polling with a timeout would pile them up) nor dead ones.
-     * A client that was woken and found nothing keeps its place. */
+    struct waiter self = { *r, ticket ? ticket : UINT64_MAX };
+    /* Keep the other records in line, but not this client's earlier ones
+     * (a client polling with a timeout would pile them up) nor dead ones,
+     * and go in before the first that was taken up later: a command that
+     * had to take its keys' shard from another thread registers after
+     * commands that came in after it and ran where the keys are. A client
+     * that was woken and found nothing keeps its place. */
     bool known = hashmap_get(s->waiters, wk, &old), placed = false;
     if (!known) atomic_fetch_add_explicit(&rk_waiter_keys, 1, memory_order_relaxed);
     if (known) {
-        for (size_t off = 0; off + sizeof *r <= old.len; off += sizeof *r) {
-            struct block_record o;
+        for (size_t off = 0; off + sizeof self <= old.len; off += sizeof self) {
+            struct waiter o;
             memcpy(&o, old.ptr + off, sizeof o);
-            bool mine = o.worker == r->worker && o.idx == r->idx;
-            if (mine && c->rerun && !placed && o.gen == r->gen) {
-                rbuf_append(&v, r, sizeof *r);
+            bool mine = o.r.worker == r->worker && o.r.idx == r->idx;
+            if (mine && c->rerun && !placed && o.r.gen == r->gen) {
+                self.ticket = o.ticket;
+                rbuf_append(&v, &self, sizeof self);
                 placed = true;
-            } else if (!mine && (!db_waiter_alive_hook || db_waiter_alive_hook(c, &o))) {
+            } else if (!mine && (!db_waiter_alive_hook || db_waiter_alive_hook(c, &o.r, o.ticket))) {
+                if (!placed && self.ticket < o.ticket) {
+                    rbuf_append(&v, &self, sizeof self);
+                    placed = true;
+                }
                 rbuf_append(&v, &o, sizeof o);
             }
         }
     }
-    if (!placed) rbuf_append(&v, r, sizeof *r);
+    if (!placed) rbuf_append(&v, &self, sizeof self);
+    /* A dead record dropped from the head had the key's turn, if the key
+     * holds a value (a command that leaves it to older waiters registers
+     * while it does): the new first, if not this one, gets it. */
+    bool new_first = false;
+    if (known && old.len >= sizeof self) {
+        struct waiter was, now;
+        memcpy(&was, old.ptr, sizeof was);
+        memcpy(&now, v.buf, sizeof now);
+        new_first = !same_client(&was.r, &now.r) && !same_client(&now.r, r);
+    }
     hashmap_set(s->waiters, wk, (struct slice){ v.buf, v.len });
+    if (new_first) wake_first(c, s, key, (struct slice){ v.buf, v.len });
     rbuf_free(&k);
     rbuf_free(&v);
 }
 
-/* Serving in arrival order: only the first waiter is woken. The others
+bool db_waiters_before(struct cmd_ctx *c, struct slice key, const struct block_record *r, uint64_t ticket) {
+    if (!ticket) return false;
+    struct shard *s = owner_shard(c, key);
+    if (!s->waiters || hashmap_count(s->waiters) == 0) return false;
+    struct rbuf k = {0};
+    struct slice wk = db_registry_key(&k, c->db, key), recs;
+    bool before = false;
+    if (hashmap_get(s->waiters, wk, &recs)) {
+        for (size_t off = 0; off + sizeof(struct waiter) <= recs.len; off += sizeof(struct waiter)) {
+            struct waiter o;
+            memcpy(&o, recs.ptr + off, sizeof o);
+            if (o.ticket >= ticket) break;   /* in line by ticket: the rest came later */
+            /* one that registering drops (db_block_on) does not count */
+            if (!same_client(&o.r, r) && (!db_waiter_alive_hook || db_waiter_alive_hook(c, &o.r, o.ticket))) {
+                before = true;
+                break;
+            }
+        }
+    }
+    rbuf_free(&k);
+    return before;
+}
+
+/* Serving in order: only the first waiter is woken. The others
  * are woken in turn as the one before them is served (db_waiter_served) or
  * turns out to have gone (db_waiter_declined); a woken waiter that finds
  * nothing blocks again in its place. So waiters on any thread are served
@@ -481,10 +531,10 @@ static void drop_waiter(struct cmd_ctx *c, struct shard *s, struct slice wk, str
     struct rbuf v = {0}, kk = {0};
     bool first_went = false;
     size_t i = 0;
-    for (size_t off = 0; off + sizeof *r <= recs.len; off += sizeof *r, i++) {
-        struct block_record o;
+    for (size_t off = 0; off + sizeof(struct waiter) <= recs.len; off += sizeof(struct waiter), i++) {
+        struct waiter o;
         memcpy(&o, recs.ptr + off, sizeof o);
-        bool match = same_client(&o, r) && (!exact || o.seq == r->seq);
+        bool match = same_client(&o.r, r) && (!exact || o.r.seq == r->seq);
         if (match) first_went |= i == 0;
         else rbuf_append(&v, &o, sizeof o);
     }
@@ -526,10 +576,10 @@ void db_waiter_declined(struct cmd_ctx *c, const struct block_record *r) {
     struct hashmap_iter it = hashmap_iter_start(s->waiters);
     for (const struct hm_elem *e; (e = hashmap_iter_next(&it));) {
         struct slice recs = hm_elem_val(e);
-        for (size_t off = 0; off + sizeof *r <= recs.len; off += sizeof *r) {
-            struct block_record o;
+        for (size_t off = 0; off + sizeof(struct waiter) <= recs.len; off += sizeof(struct waiter)) {
+            struct waiter o;
             memcpy(&o, recs.ptr + off, sizeof o);
-            if (same_client(&o, r) && o.seq == r->seq) {
+            if (same_client(&o.r, r) && o.r.seq == r->seq) {
                 struct slice k = hm_elem_key(e);
                 uint32_t len = (uint32_t)k.len;
                 rbuf_append(&keys, &len, sizeof len);

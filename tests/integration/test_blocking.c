@@ -1,9 +1,11 @@
 /*
  * Blocking list commands: a waiter is served by a push from another
  * connection (keys on different shards too), oldest waiter first (on any
- * thread, also when the first in line has gone or was unblocked), exactly
- * once; timeouts with sub-second precision; disconnected and killed waiters
- * lose nothing; a blocked connection does not hold up others.
+ * thread, also when the first in line has gone or was unblocked, or its
+ * command fails, and whichever waiter's command had to reach the keys'
+ * shard from another thread), exactly once; timeouts with sub-second
+ * precision; disconnected and killed waiters lose nothing; a blocked
+ * connection does not hold up others.
  */
 #include "harness.h"
 
@@ -307,6 +309,160 @@ static void test_client_unblock(void **state) {
     raw_close(w);
 }
 
+/* Redis's "BRPOPLPUSH with multiple blocked clients": the first waiter's
+ * move fails (its destination holds a string) and it gets WRONGTYPE; the
+ * element goes to the second. Waiters are served in the order their
+ * commands were taken up, wherever their connections are, in two cases:
+ *
+ *   1. the first waiter is on another thread than the keys' shard: its
+ *      command runs as a transaction and registers a lock round trip
+ *      later; the second, on the keys' thread, registers at once. The
+ *      first must still be first.
+ *   2. the first waiter, on the keys' thread, waits; the second's command
+ *      runs as a transaction from another thread and gets the shard only
+ *      after the push that woke the first: it must leave the element to
+ *      the first (which does not take it) and wait behind it.
+ *
+ * To let the second overtake, the keys' thread is kept busy meanwhile
+ * where its loop resumes clients (X: a transaction, then set intersections,
+ * which run once it is done), so that the second waiter's command (case 1)
+ * or the push (case 2) and the other thread's lock request are waiting
+ * together when it is free, and the connections' input is taken in first.
+ * Each step waits for the one before it (a PING ahead of a waiter's
+ * command is answered once the command was taken up), so the expected
+ * order holds on any server and any number of threads: timing only decides
+ * whether the keys' thread is still busy, that is whether a server that
+ * gets the order wrong is caught, never whether one that gets it right
+ * passes. */
+#define WT_ROUNDS   100
+#define WT_SET_SIZE 100000
+#define WT_BUSY     5          /* SINTERCARDs that keep the keys' thread busy */
+static const char WT_WRONGTYPE[] = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+
+/* A hash tag "{wt<i>}" whose keys live on shard s. */
+static void tag_on_shard(int s, int shards, char *out) {
+    for (int i = 0;; i++) {
+        snprintf(out, 16, "{wt%d}", i);
+        if ((int)(h_key_slot(out, strlen(out)) % (unsigned)shards) == s) return;
+    }
+}
+
+static void *open_raw_pinged(const struct server *s) {
+    struct raw *x = raw_connect(s);
+    RAW(x, "+PONG\r\n", "PING");   /* accepted and counted */
+    return x;
+}
+
+static void close_raw(void *x) { raw_close(x); }
+
+/* A big set of WT_SET_SIZE members, for the busy intersections. */
+static void fill_big_set(redisContext *c, const char *key) {
+    enum { CHUNK = 10000 };
+    static char members[CHUNK][16];
+    const char *argv[CHUNK + 2];
+    size_t lens[CHUNK + 2];
+    for (int base = 0; base < WT_SET_SIZE; base += CHUNK) {
+        argv[0] = "SADD";
+        lens[0] = 4;
+        argv[1] = key;
+        lens[1] = strlen(key);
+        for (int i = 0; i < CHUNK; i++) {
+            lens[i + 2] = (size_t)snprintf(members[i], sizeof members[i], "m%d", base + i);
+            argv[i + 2] = members[i];
+        }
+        expect_int(cmdv(c, CHUNK + 2, argv, lens), CHUNK);
+    }
+}
+
+/* X: a transaction over both shards, then the intersections (all sent at
+ * once); its replies are read with x_done. */
+static void x_busy(struct raw *x, const char *kn, const char *ko, const char *s1, const char *s2) {
+    raw_cmd(x, "EXISTS %s %s", kn, ko);
+    for (int i = 0; i < WT_BUSY; i++) raw_cmd(x, "SINTERCARD 2 %s %s", s1, s2);
+}
+
+static void x_done(struct raw *x) {
+    char card[32];
+    snprintf(card, sizeof card, ":%d\r\n", WT_SET_SIZE);
+    raw_expect(x, ":0\r\n");
+    for (int i = 0; i < WT_BUSY; i++) raw_expect(x, card);
+}
+
+/* A PING and a BRPOPLPUSH in one write: the PONG comes once the server
+ * has taken the BRPOPLPUSH up (same read, same batch). */
+static void ping_then_brpoplpush(struct raw *r, const char *list, const char *dst) {
+    char buf[256];
+    int n = snprintf(buf, sizeof buf, "*1\r\n$4\r\nPING\r\n*4\r\n$10\r\nBRPOPLPUSH\r\n$%zu\r\n%s\r\n$%zu\r\n%s\r\n$1\r\n0\r\n",
+                     strlen(list), list, strlen(dst), dst);
+    raw_send(r, buf, (size_t)n);
+    raw_expect(r, "+PONG\r\n");
+}
+
+static void test_first_waiter_wrongtype(void **state) {
+    struct fixture *f = FIX(state);
+    int n = h_redis_mode() ? 1 : h_threads();
+    int o = n - 1, other = 0;   /* the keys' shard, and another (the same with one) */
+    char tag[16], tag_n[16];
+    tag_on_shard(o, n, tag);
+    tag_on_shard(other, n, tag_n);
+    char list[48], t1[48], t2[48], s1[48], s2[48], kn[48], ko[48];
+    snprintf(list, sizeof list, "bk:wl%s", tag);
+    snprintf(t1, sizeof t1, "bk:wt1%s", tag);
+    snprintf(t2, sizeof t2, "bk:wt2%s", tag);
+    snprintf(s1, sizeof s1, "bk:ws1%s", tag);
+    snprintf(s2, sizeof s2, "bk:ws2%s", tag);
+    snprintf(kn, sizeof kn, "bk:wx%s", tag_n);
+    snprintf(ko, sizeof ko, "bk:wx%s", tag);
+    fill_big_set(f->c, s1);
+    fill_big_set(f->c, s2);
+    /* three connections on the keys' thread, one on another */
+    void *a[H_MAX_THREADS], *b[H_MAX_THREADS], *p[H_MAX_THREADS];
+    h_every_thread(f->c, &f->srv, a, open_raw_pinged, close_raw);
+    h_every_thread(f->c, &f->srv, b, open_raw_pinged, close_raw);
+    h_every_thread(f->c, &f->srv, p, open_raw_pinged, close_raw);
+    struct raw *x = a[o], *on_o = b[o], *pusher = p[o];
+    struct raw *on_n = o == other ? raw_connect(&f->srv) : a[other];   /* one thread: any connection */
+    char foo[] = "$3\r\nfoo\r\n";
+    for (int round = 0; round < 2 * WT_ROUNDS; round++) {
+        bool case1 = round % 2 == 0;
+        struct raw *first = case1 ? on_n : on_o, *second = case1 ? on_o : on_n;
+        freeReplyObject(cmd(f->c, "DEL %s %s %s", list, t1, t2));
+        OK(f->c, "SET %s nolist", t1);
+        if (case1) {
+            x_busy(x, kn, ko, s1, s2);
+            h_sleep_ms(2);                      /* X's transaction is done by now */
+            ping_then_brpoplpush(first, list, t1);
+            raw_cmd(second, "BRPOPLPUSH %s %s 0", list, t2);
+            x_done(x);
+            wait_blocked(f->c, 2);
+            INT(f->c, 1, "LPUSH %s foo", list);
+        } else {
+            raw_cmd(first, "BRPOPLPUSH %s %s 0", list, t1);
+            wait_blocked(f->c, 1);
+            x_busy(x, kn, ko, s1, s2);
+            h_sleep_ms(2);
+            ping_then_brpoplpush(second, list, t2);
+            raw_cmd(pusher, "LPUSH %s foo", list);
+            x_done(x);
+            raw_expect(pusher, ":1\r\n");
+        }
+        raw_expect(first, WT_WRONGTYPE);
+        raw_expect(second, foo);
+        expect_bulks(cmd(f->c, "LRANGE %s 0 -1", t2), 1, "foo");
+        INT(f->c, 0, "LLEN %s", list);
+        wait_blocked(f->c, 0);
+    }
+    if (o == other) raw_close(on_n);
+    for (int t = 0; t < n; t++) {
+        raw_close(a[t]);
+        raw_close(b[t]);
+        raw_close(p[t]);
+    }
+}
+#undef WT_ROUNDS
+#undef WT_SET_SIZE
+#undef WT_BUSY
+
 static void test_errors(void **state) {
     redisContext *c = FIX(state)->c;
     ERR(c, "ERR timeout is negative", "BLPOP bk:x -1");
@@ -332,6 +488,7 @@ int main(void) {
         cmocka_unit_test_setup(test_blocked_clients_info, h_flushall),
         cmocka_unit_test_setup(test_woken_by_other_type, h_flushall),
         cmocka_unit_test_setup(test_client_unblock, h_flushall),
+        cmocka_unit_test_setup(test_first_waiter_wrongtype, h_flushall),
         cmocka_unit_test_setup(test_errors, h_flushall),
     };
     int rc = cmocka_run_group_tests_name("blocking", tests, h_group_setup, h_group_teardown);
