@@ -17,37 +17,13 @@
 #include "ringkv/multi.h"
 #include "ringkv/tracking.h"
 
+#include "output.h"
+
 /* client.c */
 void client_maybe_free(struct client *c);
 void client_free_now(struct client *c);
 
-/* output.c; inline what every reply passes through. */
-static inline void client_mark_flush(struct client *c) {
-    if (c->flags & CF_IN_FLUSH_LIST) return;
-    c->flags |= CF_IN_FLUSH_LIST;
-    c->next_flush = c->w->flush_list;
-    c->w->flush_list = c;
-}
-static inline bool client_replies_queued(const struct client *c) { return c->rq && c->rq->count > 0; }
-/* A reply written now goes out, or behind replies still out elsewhere:
- * write into client_reply_target's buffer from `start`, then call
- * client_reply_written (drop: CLIENT REPLY OFF/SKIP cuts it). */
-static inline struct rbuf *client_reply_target(struct client *c, bool *queued) {
-    *queued = client_replies_queued(c);
-    return *queued ? &c->rq->bytes : &c->out;
-}
-static inline void client_reply_written(struct client *c, struct rbuf *out, size_t start, bool queued, bool drop) {
-    if (drop) out->len = start;
-    else if (queued) client_queue_local_reply(c, start);
-    client_mark_flush(c);
-}
-void client_schedule_resume(struct client *c);   /* resume from the worker loop */
-void client_schedule_wake(struct client *c);     /* ...ahead of the merely scheduled */
-struct client *client_next_resume(struct worker *w);
-void client_close_asap(struct client *c);        /* close at the end of the iteration */
-/* client-output-buffer-limit's classes, in its order */
-enum obuf_class { OBUF_NORMAL, OBUF_REPLICA, OBUF_PUBSUB };
-void client_check_obuf_limit(struct client *c, enum obuf_class k);
+/* output.c: output.h */
 
 /* run.c, for client.c and multi.c */
 enum exec_result { EXEC_DONE, EXEC_WAIT };
@@ -88,12 +64,7 @@ void client_tracking_caching(struct client *c);
 void client_tracking_reset(struct client *c);
 void client_tracking_free(struct client *c);
 void tracking_deliver(struct worker *w, const char *p, size_t len);
-void tracking_iteration_slow(struct worker *w);
-/* Once per loop iteration: a thread-local mask and, while keys are
- * tracked, a relaxed load. */
-static inline void tracking_iteration(struct worker *w) {
-    if (RK_UNLIKELY(trk_outbox.mask | (uint64_t)atomic_load_explicit(&rk_tracking_keys, memory_order_relaxed)))
-        tracking_iteration_slow(w);
-}
-
+/* Once per loop iteration: invalidations, ours delivered and the others'
+ * put in messages (nothing while nobody tracks). */
+void tracking_iteration(struct worker *w);
 #endif

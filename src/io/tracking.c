@@ -350,8 +350,9 @@ void tracking_deliver(struct worker *w, const char *buf, size_t len) {
  * table within tracking-table-max-keys (evicting keys, whose readers are
  * told, as Redis does), deliver this thread's own entries, and send every
  * other thread its entries in one message. */
-void tracking_iteration_slow(struct worker *w) {
+void tracking_iteration(struct worker *w) {
     long keys = atomic_load_explicit(&rk_tracking_keys, memory_order_relaxed);
+    if (RK_LIKELY(!(trk_outbox.mask | (uint64_t)keys))) return;
     long long max = CONFIG_GET(tracking_table_max_keys);
     if (max > 0 && keys > max && !shard_is_held(w)) trk_evict(&w->shard, max, 1024);
     uint64_t self = 1ull << w->id;
