@@ -169,12 +169,6 @@ static void protocol_error(struct client *c, const char *msg) {
 
 /* ---- acting on the router's verdict ---- */
 
-/* Forwarded commands a client may have out before it waits for replies:
- * bounds the replies that can pile up for a client that does not read. */
-#define MAX_INFLIGHT 128
-
-
-
 /* Errors found before a command runs still take their turn in reply order. */
 static void reply_route_error(struct client *c, const struct route *rt, int argc, struct slice *argv) {
     bool queued;
@@ -255,7 +249,7 @@ static enum exec_result run_routed(struct client *c, const struct route *rt, int
                                       c->trk_reader != NULL, c->trk_epoch };
         forward_command(w, rt->target, cmd, argc, argv, &o);
         /* bound the replies a client can have coming back at once */
-        if (++c->inflight >= MAX_INFLIGHT) c->wait = WAIT_FORWARDS;
+        if (++c->inflight >= CLIENT_MAX_INFLIGHT) c->wait = WAIT_FORWARDS;
         return EXEC_DONE;
     }
     default:

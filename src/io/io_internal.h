@@ -19,6 +19,11 @@
 
 #include "output.h"
 
+/* Forwarded commands a client may have out before it waits for their
+ * replies: bounds the replies that can pile up for a client that does not
+ * read (client.c, multi.c). */
+#define CLIENT_MAX_INFLIGHT 128
+
 /* client.c */
 void client_maybe_free(struct client *c);
 void client_free_now(struct client *c);

@@ -145,9 +145,6 @@ static enum exec_result watch(struct client *c, const struct route *rt, int argc
     return EXEC_DONE;
 }
 
-/* Forwarded commands a client may have out before it waits for replies,
- * as client.c bounds them. */
-#define EXEC_MAX_INFLIGHT 128
 #define EXEC_FWD_STACK 64
 
 /* The queue as one forwarded command: its reply takes its place in the
@@ -170,7 +167,7 @@ static void exec_forward(struct client *c, const struct route *rt, const struct 
         free(fargv);
         free(blob);
     }
-    if (++c->inflight >= EXEC_MAX_INFLIGHT) c->wait = WAIT_FORWARDS;
+    if (++c->inflight >= CLIENT_MAX_INFLIGHT) c->wait = WAIT_FORWARDS;
 }
 
 /* EXEC waits (unconsumed) for the client's replies still out; a CLIENT
@@ -183,7 +180,7 @@ static void wait_forwards(struct client *c, bool drop) {
 /* tx.c: a client that waited for its in-order EXEC may go on. */
 static void exec_go_on(struct worker *w, uint32_t idx, uint32_t gen) {
     struct client *c = client_live(w, idx, gen);
-    if (c && c->wait == WAIT_FORWARDS && c->inflight < EXEC_MAX_INFLIGHT) client_schedule_resume(c);
+    if (c && c->wait == WAIT_FORWARDS && c->inflight < CLIENT_MAX_INFLIGHT) client_schedule_resume(c);
 }
 
 /* A cross-shard EXEC that needs nothing of the connection: a transaction
@@ -210,7 +207,7 @@ static enum exec_result exec_in_order(struct client *c, const struct route *rt, 
     const struct tx_request req = { .idx = c->idx, .gen = c->gen, .db = c->db, .resp = c->resp, .drop = drop,
                                     .cmd = rt->cmd, .mask = mask, .argc = argc, .argv = argv, .exec = q };
     bool go_on = tx_start_exec(w, &req);
-    if ((!go_on && c->inflight) || c->inflight >= EXEC_MAX_INFLIGHT) c->wait = WAIT_FORWARDS;
+    if ((!go_on && c->inflight) || c->inflight >= CLIENT_MAX_INFLIGHT) c->wait = WAIT_FORWARDS;
     return EXEC_DONE;
 }
 
