@@ -45,6 +45,9 @@ typedef void (*command_proc)(struct cmd_ctx *c);
 #define CMD_PUBSUB     (1u << 20) /* Redis's "pubsub" flag */
 #define CMD_SUBSCRIBE  (1u << 21) /* (P|S)(UN)SUBSCRIBE: the connection layer runs them */
 #define CMD_IDENTITY   (1u << 15) /* runs where its keys are held with the client's identity (WATCH): never forwarded */
+#define CMD_SCRIPT     (1u << 18) /* EVAL, FCALL, ...: never forwarded; holds its keys' shards and those it learned it needs (script_host.h) */
+#define CMD_SKIP_MONITOR (1u << 22) /* Redis's skip_monitor (EVAL, FCALL: their commands are shown instead) */
+#define CMD_NO_MANDATORY_KEYS (1u << 23) /* Redis's no_mandatory_keys */
 #define CMD_MAY_REPLICATE (1u << 24) /* Redis's may_replicate (PUBLISH, PFCOUNT, EVAL): CLIENT PAUSE WRITE holds it; hidden from COMMAND INFO, as in Redis */
 
 /* Key-spec flags (Redis's CMD_KEY_*): how a command uses each key, as
@@ -120,6 +123,10 @@ struct cmd_ctx {
     long long now_ms;            /* cached clock of this loop iteration */
     long long dirty;             /* changes this call made to the keyspace (db_changed) */
     struct rbuf *parts;          /* per-shard results of command.per_shard, by shard id */
+    uint64_t held;               /* the shards this run holds (0: only the executing one) */
+    /* scripts (CMD_SCRIPT) */
+    bool may_rerun;              /* in: stopping before it wrote runs it again (not inside EXEC) */
+    uint64_t rerun_mask;         /* out: it stopped, having written nothing: run it again holding these */
     /* blocking commands (CMD_BLOCKING) */
     const struct block_record *waiter;   /* in: who waits if it blocks (NULL: nobody) */
     bool block;                  /* out: nothing to serve, the client waits on its keys */
@@ -242,6 +249,7 @@ extern const struct command zset_commands[];
 extern const struct command multi_commands[];
 extern const struct command bits_commands[];
 extern const struct command pubsub_commands[];
+extern const struct command script_commands[];
 
 /* Positions of a command's key arguments; returns the number of keys. */
 int command_key_positions(const struct command *cmd, int argc, const struct slice *argv, int *pos, int maxpos);

@@ -21,3 +21,5 @@ X(cmd_incr) X(cmd_decr) X(cmd_incrby) X(cmd_decrby) X(cmd_incrbyfloat)
 X(cmd_multi) X(cmd_exec) X(cmd_discard) X(cmd_watch) X(cmd_unwatch)
 /* src/cmd/cmd_pubsub.c: pub/sub */
 X(cmd_publish) X(cmd_spublish) X(cmd_subscribe) X(cmd_pubsub)
+/* src/cmd/cmd_script.c: scripting */
+X(cmd_eval) X(cmd_eval_ro) X(cmd_evalsha) X(cmd_evalsha_ro) X(cmd_fcall) X(cmd_fcall_ro)

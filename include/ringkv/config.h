@@ -48,6 +48,8 @@ struct rk_config {
     /* keyspace */
     long long databases;
     long long hz;                   /* always 1..500 (Redis clamps what is set) */
+    /* scripting */
+    long long busy_reply_threshold; /* ms a script runs before others get -BUSY (lua-time-limit) */
     /* memory: reported by INFO, not enforced yet (inert) */
     long long maxmemory;
     const char *maxmemory_policy;   /* one of the policy names */

@@ -31,10 +31,18 @@ struct route {
     bool keyspace;               /* touches the keyspace: waits while the local shard is held */
 };
 
-/* Where the router stands: this thread's shard, and how many there are. */
+/* Where the router stands: this thread's shard, how many there are, and
+ * what this thread learned of its scripts (script_host.h; NULL: nothing). */
+struct script_thread;
 struct route_env {
     unsigned self, nshards;
+    const struct script_thread *scripts;
 };
+
+/* The shards this thread has seen the script of an EVAL/EVALSHA/FCALL use
+ * beyond its declared keys (script_host.c). */
+uint64_t script_route_mask(const struct script_thread *st, const struct command *cmd, int argc,
+                           const struct slice *argv);
 
 static inline bool route_is_error(const struct route *rt) { return rt->kind >= ROUTE_UNKNOWN; }
 

@@ -39,6 +39,8 @@ void ring_arm_recv(struct client *c);
 void ring_cancel_recv(struct client *c);
 
 void ring_doorbell(struct worker *w, struct worker *target);
+/* The same, submitted at once: for a worker that spins on the answer. */
+void ring_doorbell_now(struct worker *w, struct worker *target);
 /* Submit and wait for up to a batch of completions or min_wait_us, then for
  * one, or until ts. */
 void ring_enter_min_wait(struct worker *w, struct __kernel_timespec *ts, unsigned min_wait_us);

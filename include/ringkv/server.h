@@ -50,6 +50,7 @@ enum client_wait {
     WAIT_OUTPUT,       /* too many unsent replies */
     WAIT_BLOCKED,      /* a blocking command waits for its keys (the command stays unconsumed) */
     WAIT_PAUSED,       /* CLIENT PAUSE holds its command (unconsumed) until the pause ends (io/pause.c) */
+    WAIT_RERUN,        /* a script stopped for a shard it could not take: runs again (unconsumed), routed anew */
 };
 
 #define CF_RECV_ARMED     (1u << 0)
@@ -138,6 +139,9 @@ enum xmsg_type {
     XM_WAKE,         /* no content: a pause ended or eased, the target looks at its paused clients */
     XM_PUBLISH,      /* messages for the target's subscribers (req: records) */
     XM_TRACK,        /* invalidations for the target's tracking clients (req: trk_entry, tracking.h) */
+    XM_TAKE,         /* a running script asks for the target shard now, without queueing (tx_take_now) */
+    XM_TAKEN,        /* granted (back to the script's thread) */
+    XM_TAKE_DENIED,  /* the shard is not free: the script stops or fails (tx_take_now) */
 };
 
 struct xmsg {
@@ -186,6 +190,7 @@ struct worker {
     struct client *shard_waiters, **shard_waiters_tail;   /* WAIT_SHARD, FIFO */
     struct client *resume_list, **resume_tail;           /* clients to resume from the loop */
     struct client **resume_wake_tail;                    /* end of the woken ones at its head */
+    struct script_thread *scripting;                     /* Lua engine and learned masks (script_host.c), NULL until used */
     /* messaging */
     struct xmsg *out_batch[RK_MAX_THREADS];   /* batch being filled per target */
     struct xmsg *free_batches[RK_MAX_THREADS];
@@ -202,12 +207,18 @@ struct worker {
     bool bufs_touched;                         /* a receive buffer was written since the last trim */
     long long last_recv_ms;                    /* last completion that delivered bytes */
     unsigned last_cqes;                        /* completions reaped by the last iteration */
+    unsigned cq_head;                          /* next completion to take (worker.c) */
+    bool serving_busy;                         /* serving clients from inside a busy script (worker_serve_while_busy) */
+    struct client *busy_caller;                /* ...whose caller that is (NULL: none) */
+    struct io_uring_cqe *busy_cqes;            /* the caller's completions taken meanwhile, replayed after */
+    unsigned nbusy_cqes, busy_cqes_cap;
     uint64_t iter_cmds_avg;                    /* commands per iteration, moving average (1/8) */
     uint64_t wake_mask;                        /* targets to ring at end of iteration */
     /* the shard lock (cross-shard transactions) */
     struct tx *lock_holder;
     struct xmsg *lock_queue, **lock_queue_tail;   /* LOCK requests in arrival order */
     struct xmsg *deferred, **deferred_tail;       /* batches that arrived while held */
+    struct xmsg *stash, **stash_tail;             /* taken off the rings while a script waited (tx_take_now) */
     /* time */
     long long now_ms;
     long long last_cron_ms;
@@ -257,6 +268,13 @@ void client_wait_on_shard(struct client *c);
 size_t client_output_size(const struct client *c);
 void client_info_line(struct client *c, bool current, struct rbuf *out, long long now_ms);
 void client_cron(struct worker *w);
+/* A script past busy-reply-threshold (script_host.c): commands of other
+ * clients are refused with BUSY from now on (on: true) or again served. */
+void client_controls_busy(bool on);
+/* From inside that script: serve this thread's other clients (they get
+ * BUSY, allow-busy commands run) and send their replies. running: the
+ * script's caller, whose completions wait until the script is over. */
+void worker_serve_while_busy(struct worker *w, struct client *running);
 
 /* src/msg/: transport.c (rings, doorbells), forward.c (forwarded batches), tx.c (cross-shard transactions) */
 
@@ -297,6 +315,7 @@ struct tx_outcome {
     struct rbuf reply;
     bool blocked;                    /* blocking: nothing served, wait */
     long long block_timeout_ms;
+    bool rerun;                      /* a script stopped: its item runs again in a new transaction (tx.c) */
 };
 
 void xshard_send(struct worker *w, unsigned target, struct xmsg *m);
@@ -310,6 +329,17 @@ void tx_start(struct worker *w, const struct tx_request *req);
 void forward_command(struct worker *w, unsigned target, const struct command *cmd, int argc,
                      struct slice *argv, const struct fwd_origin *o);
 static inline bool shard_is_held(struct worker *w) { return w->lock_holder != NULL; }
+/* A running script takes shard s now, if nobody holds or queues for it,
+ * without waiting in line (which could close a cycle: the script already
+ * holds shards, maybe above s). Spins for the answer; whatever else arrives
+ * meanwhile is kept for the loop, in order, and other scripts' requests are
+ * denied. false: not free, the script must stop (or fail). */
+bool tx_take_now(struct worker *w, unsigned s);
+/* Give back the shards tx_take_now took (mask). */
+void tx_release_taken(struct worker *w, uint64_t mask);
+/* While a long script runs: answer other scripts' tx_take_now (denied) and
+ * keep every other message for the loop. */
+void tx_service_takes(struct worker *w);
 
 /* What the messaging layer reports to the connection layer, through
  * functions the connection layer fills in at start (so messaging never

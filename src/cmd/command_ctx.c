@@ -26,6 +26,9 @@ void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
     ctx->now_ms = w->now_ms;
     ctx->dirty = 0;
     ctx->parts = NULL;
+    ctx->held = 0;
+    ctx->may_rerun = false;
+    ctx->rerun_mask = 0;
     ctx->waiter = NULL;
     ctx->reader = NULL;
     ctx->origin_worker = UINT32_MAX;

@@ -263,7 +263,7 @@ static const struct command commands[] = {
 /* Every group of commands, each ended by an entry whose name is NULL. */
 static const struct command *const groups[] = {
     commands, list_commands, hash_commands, set_commands, zset_commands, multi_commands, bits_commands,
-    pubsub_commands,
+    pubsub_commands, script_commands,
 };
 
 #define MAX_COMMANDS 400

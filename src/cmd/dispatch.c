@@ -11,7 +11,10 @@
  *     (ROUTE_TX).
  *
  * Blocking commands and WATCH are never forwarded: they run where all their
- * keys are held, locally or as a transaction, with the client's identity. The connection layer (client.c) acts
+ * keys are held, locally or as a transaction, with the client's identity.
+ * Nor are scripts (CMD_SCRIPT): they hold the shards of their declared keys
+ * and those this thread learned they use (script_route_mask), and one
+ * without keys holds this thread's shard. The connection layer (client.c) acts
  * on the verdict. With one thread every command routes locally, except those
  * with a per_shard hook (CLIENT LIST/KILL), which take the transaction path
  * to run it.
@@ -84,12 +87,16 @@ void dispatch_route(struct route *rt, int argc, const struct slice *argv, bool a
         if (mask == self && !cmd->per_shard) mask = 0;
     } else {
         mask = env->nshards == 1 ? 0 : key_shards(cmd, argc, argv, argv1_shard);
+        if (RK_UNLIKELY(cmd->flags & CMD_SCRIPT) && env->nshards > 1) {
+            mask |= script_route_mask(env->scripts, cmd, argc, argv);
+            if (mask == 0) mask = self;   /* no keys: its own shard, held */
+        }
     }
     rt->mask = mask;
     rt->keyspace = mask != 0 || (cmd->flags & CMD_ALLSHARDS);
     if (mask == 0 || (mask == self && !cmd->per_shard)) {
         rt->kind = ROUTE_LOCAL;
-    } else if ((mask & (mask - 1)) == 0 && !(cmd->flags & (CMD_ALLSHARDS | CMD_BLOCKING | CMD_IDENTITY))) {
+    } else if ((mask & (mask - 1)) == 0 && !(cmd->flags & (CMD_ALLSHARDS | CMD_BLOCKING | CMD_IDENTITY | CMD_SCRIPT))) {
         rt->kind = ROUTE_FORWARD;
         rt->target = (unsigned)__builtin_ctzll(mask);
     } else {

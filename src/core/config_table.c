@@ -214,7 +214,7 @@ static struct param params[] = {
     NUM_("stream-node-max-entries", NULL, INERT, 0, 0, LL_MAX, 100),
     NUM_("hll-sparse-max-bytes", NULL, INERT, MEM | U, 0, L_MAX, 3000),
     SPECIAL_("notify-keyspace-events", NULL, 0, special_notify, "\"\""),
-    NUM_("busy-reply-threshold", "lua-time-limit", INERT, 0, 0, L_MAX, 5000),
+    NUM_("busy-reply-threshold", "lua-time-limit", 0, 0, 0, L_MAX, 5000, FIELD(busy_reply_threshold)),
     NUM_("slowlog-log-slower-than", NULL, INERT, 0, -1, LL_MAX, 10000),
     NUM_("slowlog-max-len", NULL, INERT, U, 0, L_MAX, 128),
     NUM_("latency-monitor-threshold", NULL, INERT, 0, 0, LL_MAX, 0),

@@ -242,7 +242,10 @@ static enum exec_result run_routed(struct client *c, const struct route *rt, int
             client_wait_on_shard(c);
             return EXEC_WAIT;
         }
-        client_run_local(c, cmd, argc, argv, drop);
+        if (RK_UNLIKELY(!client_run_local(c, cmd, argc, argv, drop))) {   /* a script runs again */
+            skip_when_rerun(c, drop);
+            return EXEC_WAIT;
+        }
         return EXEC_DONE;
     case ROUTE_FORWARD: {
         const struct fwd_origin o = { c->idx, c->gen, client_reserve_reply(c), (uint16_t)c->db, c->resp, drop,
@@ -269,7 +272,7 @@ static enum exec_result run_routed(struct client *c, const struct route *rt, int
 static enum exec_result execute(struct client *c, int argc, struct slice *argv, int argv1_shard) {
     struct worker *w = c->w;
     struct route rt;
-    const struct route_env env = { w->id, srv.nworkers };
+    const struct route_env env = { w->id, srv.nworkers, w->scripting };
     dispatch_route(&rt, argc, argv, c->flags & CF_AUTHED, &env, argv1_shard);
     if (RK_UNLIKELY(route_is_error(&rt))) {
         if (c->multi) c->multi->aborted = true;   /* EXEC will answer EXECABORT */
@@ -561,6 +564,12 @@ void client_flush_sends(struct worker *w) {
     w->flush_list = NULL;
     while (c) {
         struct client *next = c->next_flush;
+        if (RK_UNLIKELY(c == w->busy_caller)) {   /* its script is still writing its reply */
+            c->next_flush = w->flush_list;
+            w->flush_list = c;
+            c = next;
+            continue;
+        }
         c->flags &= ~CF_IN_FLUSH_LIST;
         if (RK_UNLIKELY(c->flags & CF_CLOSE_ASAP)) client_close(c);
         if (!(c->flags & CF_CLOSING)) {

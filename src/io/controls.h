@@ -3,8 +3,10 @@
  * (pause.c) and MONITOR (monitor.c), shared by the connection layer's files.
  *
  * Everything a command's hot path needs to know about them is one word,
- * rk_controls.ctl: the pause type in force (bits 0-1) and the number of
- * monitor clients on all threads (bits 32-63). While it is zero, execute()
+ * rk_controls.ctl: the pause type in force (bits 0-1), the number of
+ * scripts past busy-reply-threshold (bits 8-31, set by the scripting host
+ * through client_controls_busy) and the number of monitor clients on all
+ * threads (bits 32-63). While it is zero, execute()
  * pays one relaxed load per command and nothing else; otherwise it takes
  * the slow path (client_controls_check), which holds paused commands and
  * marks the ones monitors must see.
@@ -17,6 +19,8 @@
 #include "ringkv/multi.h"
 
 #define CTL_PAUSE_MASK  3ull
+#define CTL_BUSY_ONE    (1ull << 8)          /* busy scripts (script_host.h), bits 8-31 */
+#define CTL_BUSY_MASK   (0xffffffull << 8)
 #define CTL_MONITOR_ONE (1ull << 32)
 
 enum pause_type { PAUSE_OFF = 0, PAUSE_WRITE = 1, PAUSE_ALL = 2 };

@@ -35,6 +35,7 @@
  * db_expire_paused_hook, actively by the worker's cron): as in Redis, a
  * paused server changes nothing.
  */
+#include "ringkv/script_host.h"
 #include "ringkv/server.h"
 #include "ringkv/util.h"
 
@@ -200,22 +201,50 @@ void client_pause_tick(struct worker *w) {
     }
 }
 
+/* A command refused before it runs: EXEC will answer EXECABORT. */
+static enum ctl_verdict refuse(struct client *c, const char *err) {
+    if (c->multi) c->multi->aborted = true;
+    bool queued;
+    struct rbuf *out = client_reply_target(c, &queued);
+    size_t start = out->len;
+    struct reply r = { out, c->resp };
+    reply_error(&r, err);
+    client_reply_written(c, out, start, queued, c->reply_off || c->reply_skip);
+    c->reply_skip = 0;
+    return CTL_DONE;
+}
+
+void client_controls_busy(bool on) {
+    if (on) atomic_fetch_add(&rk_controls.ctl, CTL_BUSY_ONE);
+    else atomic_fetch_sub(&rk_controls.ctl, CTL_BUSY_ONE);
+}
+
+/* While a script is busy (script_host.h): on its own thread, served from
+ * inside the script, only what needs no shard and is allowed while busy
+ * runs; elsewhere, what touches its shards or none at all is refused, as
+ * Redis refuses everything but the allow-busy commands. */
+static const char *busy_refusal(struct client *c, const struct route *rt) {
+    const struct command *cmd = rt->cmd;
+    if (c->w->serving_busy) {
+        if ((cmd->flags & CMD_ALLOW_BUSY) && !rt->keyspace) return NULL;
+        const char *err = script_busy_refusal(0);
+        return err ? err : SCRIPT_ERR_BUSY_EVAL;
+    }
+    if (cmd->flags & CMD_ALLOW_BUSY) return NULL;
+    return script_busy_refusal(rt->keyspace ? rt->mask : 0);
+}
+
 enum ctl_verdict client_controls_check(struct client *c, const struct route *rt) {
     const struct command *cmd = rt->cmd;
     uint64_t ctl = atomic_load_explicit(&rk_controls.ctl, memory_order_relaxed);
+    if (RK_UNLIKELY(ctl & CTL_BUSY_MASK) || c->w->serving_busy) {
+        const char *err = busy_refusal(c, rt);
+        if (err) return refuse(c, err);
+    }
     if (c->flags & CF_MONITOR) {
         /* A monitor is a replica to Redis: it may not touch the keyspace. */
-        if (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE)) {
-            if (c->multi) c->multi->aborted = true;
-            bool queued;
-            struct rbuf *out = client_reply_target(c, &queued);
-            size_t start = out->len;
-            struct reply r = { out, c->resp };
-            reply_error(&r, "ERR Replica can't interact with the keyspace");
-            client_reply_written(c, out, start, queued, c->reply_off || c->reply_skip);
-            c->reply_skip = 0;
-            return CTL_DONE;
-        }
+        if (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))
+            return refuse(c, "ERR Replica can't interact with the keyspace");
     } else if (type_of(ctl) != PAUSE_OFF && c->block_deadline_ms == 0) {
         enum pause_type t = pause_type_now(c->w->now_ms);
         if (t == PAUSE_ALL || (t == PAUSE_WRITE && pausable_write(c, cmd))) {

@@ -144,6 +144,11 @@ void ring_doorbell(struct worker *w, struct worker *target) {
     sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
 }
 
+void ring_doorbell_now(struct worker *w, struct worker *target) {
+    ring_doorbell(w, target);
+    io_uring_submit(&w->ring);
+}
+
 /* liburing 2.3 predates min_wait_usec (it is `pad` in its header), so this
  * calls io_uring_enter itself, after publishing the SQ tail as liburing does. */
 struct getevents_arg_min {

@@ -18,7 +18,9 @@ static struct block_record identity_of(const struct client *c, const struct comm
 }
 
 /* Run on this thread. A blocking command that found nothing to serve
- * leaves no reply and makes the client wait: false. */
+ * leaves no reply and makes the client wait, and a script that stopped for
+ * a shard it could not take runs again from the client's input, routed
+ * anew with the shards it now knows it needs (WAIT_RERUN): false. */
 bool client_run_local(struct client *c, const struct command *cmd, int argc, struct slice *argv, bool drop) {
     bool queued;
     struct rbuf *out = client_reply_target(c, &queued);
@@ -34,10 +36,17 @@ bool client_run_local(struct client *c, const struct command *cmd, int argc, str
         ctx.timed_out = c->block_timed_out;
         ctx.rerun = c->block_deadline_ms != 0;
     }
+    ctx.may_rerun = cmd->flags & CMD_SCRIPT;
     command_call(&ctx);
     if (RK_UNLIKELY(ctx.block)) {
         out->len = start;
         client_block(c, ctx.block_timeout_ms, c->cur_cmd_len);
+        return false;
+    }
+    if (RK_UNLIKELY(ctx.rerun_mask)) {
+        out->len = start;
+        c->wait = WAIT_RERUN;
+        client_schedule_resume(c);
         return false;
     }
     client_reply_written(c, out, start, queued, drop);

@@ -18,6 +18,7 @@
  * copied into the client first), so no buffer outlives the completion that
  * delivered it.
  */
+#include "ringkv/script_host.h"
 #include "ringkv/server.h"
 #include "ringkv/pubsub.h"
 #include "ringkv/config.h"
@@ -243,19 +244,64 @@ static void submit_and_wait(struct worker *w, bool busy) {
     atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
 }
 
+/* The completions of a script's caller taken while it was busy, in order. */
+static void replay_busy_cqes(struct worker *w) {
+    for (unsigned i = 0; i < w->nbusy_cqes; i++) handle_cqe(w, &w->busy_cqes[i]);
+    w->nbusy_cqes = 0;
+}
+
+/* Take every completion in the ring. One at a time through w->cq_head, and
+ * each copied before it is handled: a script that turns busy inside a
+ * handler takes more from the same ring (worker_serve_while_busy), and the
+ * loop goes on after those. */
+static unsigned drain_cqes(struct worker *w) {
+    struct io_uring_cq *cq = &w->ring.cq;
+    unsigned n = 0;
+    for (;;) {
+        if (RK_UNLIKELY(w->nbusy_cqes) && !w->serving_busy) replay_busy_cqes(w);
+        unsigned head = w->cq_head;
+        if (head == io_uring_smp_load_acquire(cq->ktail)) break;
+        struct io_uring_cqe cqe = cq->cqes[head & cq->ring_mask];
+        w->cq_head = head + 1;
+        n++;
+        if (RK_UNLIKELY(w->busy_caller != NULL)) {
+            uint64_t ud = io_uring_cqe_get_data64(&cqe);
+            struct client *c = w->busy_caller;
+            if ((UD_TYPE(ud) == UD_RECV || UD_TYPE(ud) == UD_SEND) && UD_IDX(ud) == c->idx && UD_GEN(ud) == c->gen) {
+                if (w->nbusy_cqes == w->busy_cqes_cap) {
+                    w->busy_cqes_cap = w->busy_cqes_cap ? w->busy_cqes_cap * 2 : 16;
+                    w->busy_cqes = rk_realloc(w->busy_cqes, w->busy_cqes_cap * sizeof *w->busy_cqes);
+                }
+                w->busy_cqes[w->nbusy_cqes++] = cqe;
+                continue;
+            }
+        }
+        handle_cqe(w, &cqe);
+    }
+    io_uring_smp_store_release(cq->khead, w->cq_head);
+    return n;
+}
+
+void worker_serve_while_busy(struct worker *w, struct client *running) {
+    if (w->serving_busy) return;
+    w->serving_busy = true;
+    w->busy_caller = running;
+    w->now_ms = (long long)mstime_now();
+    io_uring_submit_and_get_events(&w->ring);
+    w->stats.completions += drain_cqes(w);
+    client_flush_sends(w);
+    io_uring_submit(&w->ring);
+    w->serving_busy = false;
+    w->busy_caller = NULL;
+}
+
 static void *worker_main(void *arg) {
     struct worker *w = arg;
     rk_arena = &w->shard.arena;
     while (!atomic_load_explicit(&srv.shutdown, memory_order_relaxed)) {
         w->now_ms = (long long)mstime_now();
         uint64_t work0 = w->stats.commands + w->stats.forwarded_in;
-        unsigned head, n = 0;
-        struct io_uring_cqe *cqe;
-        io_uring_for_each_cqe(&w->ring, head, cqe) {
-            handle_cqe(w, cqe);
-            n++;
-        }
-        io_uring_cq_advance(&w->ring, n);
+        unsigned n = drain_cqes(w);
         w->stats.completions += n;
         w->last_cqes = n;
         bool got = xshard_poll(w);
@@ -354,6 +400,7 @@ int server_start(void) {
         w->resume_tail = w->resume_wake_tail = &w->resume_list;
         w->lock_queue_tail = &w->lock_queue;
         w->deferred_tail = &w->deferred;
+        w->stash_tail = &w->stash;
         w->overflow_tail = &w->overflow;
         w->listen_fd = -1;
         w->next_deadline_ms = LLONG_MAX;
@@ -385,6 +432,8 @@ static void worker_teardown(struct worker *w) {
     xshard_teardown(w);
     pubsub_worker_free(w);
     monitor_worker_free(w);
+    script_thread_free(w);
+    free(w->busy_cqes);
     /* shutdown() stops listening at once; after close() alone the armed
      * accept keeps the socket listening until the kernel has finished
      * tearing the ring down, after this process has gone, and a server

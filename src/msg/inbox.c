@@ -55,11 +55,26 @@ static void handle_msg(struct worker *w, struct xmsg *m) {
     case XM_PUBLISH:
         publish_receive(w, m);
         break;
+    case XM_TAKE:
+        tx_take_request(w, m);
+        break;
+    case XM_TAKEN:
+    case XM_TAKE_DENIED:   /* the asking thread spins for these: never here */
+        free(m);
+        break;
     }
 }
 
 bool xshard_poll(struct worker *w) {
     bool any = false;
+    /* first what a script's wait took off the rings (tx_take_now) */
+    while (w->stash) {
+        struct xmsg *m = w->stash;
+        w->stash = m->next;
+        if (!w->stash) w->stash_tail = &w->stash;
+        handle_msg(w, m);
+        any = true;
+    }
     for (unsigned s = 0; s < srv.nworkers; s++) {
         if (s == w->id) continue;
         struct spsc_ring *r = ring_between(s, w->id);
@@ -93,6 +108,7 @@ void xshard_teardown(struct worker *w) {
     publish_teardown(w);
     free_msg_list(w->overflow);
     free_msg_list(w->deferred);
-    w->overflow = w->deferred = NULL;
+    free_msg_list(w->stash);
+    w->overflow = w->deferred = w->stash = NULL;
     free(w->fwd_argv);
 }

@@ -16,6 +16,7 @@ void tx_lock_request(struct worker *w, struct xmsg *m); /* XM_LOCK for our shard
 void tx_locked(struct worker *w, struct xmsg *m);       /* XM_LOCKED: a shard we asked for */
 void tx_unlock(struct worker *w);                       /* XM_UNLOCK: our shard is free */
 void tx_defer_batch(struct worker *w, struct xmsg *m);
+void tx_take_request(struct worker *w, struct xmsg *m); /* XM_TAKE for our shard: granted or denied now */
 
 /* publish.c */
 void publish_receive(struct worker *w, struct xmsg *m);  /* deliver and free an XM_PUBLISH */

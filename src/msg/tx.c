@@ -49,6 +49,7 @@
  * reserves its shard only while no local client and no batch waits for
  * it, so a stream of transactions cannot starve them.
  */
+#include "ringkv/ring.h"
 #include "ringkv/server.h"
 #include "ringkv/util.h"
 
@@ -340,6 +341,7 @@ static void run_item(struct tx *tx, struct tx_item *it, struct tx_outcome *out) 
     struct cmd_ctx ctx;
     ctx_init(&ctx, w, req->cmd, req->argc, req->argv, req->db, req->resp, &out->reply);
     ctx.multi = true;
+    ctx.held = tx->held;
     ctx.client = c;
     ctx.parts = tx->parts;
     if (req->cmd->flags & (CMD_BLOCKING | CMD_IDENTITY)) {
@@ -372,9 +374,15 @@ static void run_item(struct tx *tx, struct tx_item *it, struct tx_outcome *out) 
         /* EXEC: the watch check is only sure now, with every shard held */
         if (c) exec_queued(&ctx, req->exec, c->watch_dirty);
     } else if (c || !req->blocking) {
+        ctx.may_rerun = req->cmd->flags & CMD_SCRIPT;
         command_call(&ctx);
     }
     rk_arena = &w->shard.arena;   /* db.c pointed it at the shards the command touched */
+    if (RK_UNLIKELY(ctx.rerun_mask)) {   /* a script stopped: it runs again (tx_finish) */
+        req->mask = ctx.rerun_mask;
+        out->rerun = true;
+        return;
+    }
     out->blocked = ctx.block;
     out->block_timeout_ms = ctx.block_timeout_ms;
     if (ctx.block) out->reply.len = 0;
@@ -386,8 +394,21 @@ static void run_item(struct tx *tx, struct tx_item *it, struct tx_outcome *out) 
 static void tx_finish(struct tx *tx) {
     struct worker *w = tx->coord;
     if (tx_open == tx) tx_open = NULL;
-    struct tx_outcome out = { {0}, false, 0 };
-    for (struct tx_item *it = tx->items; it; it = it->next) run_item(tx, it, &out);
+    struct tx_outcome out = { .reply = {0} };
+    struct tx_item *again = NULL, **again_tail = &again;
+    for (struct tx_item **at = &tx->items; *at;) {
+        struct tx_item *it = *at;
+        out.rerun = false;
+        run_item(tx, it, &out);
+        if (RK_LIKELY(!out.rerun)) {
+            at = &it->next;
+            continue;
+        }
+        *at = it->next;   /* out of this transaction, into its own */
+        it->next = NULL;
+        *again_tail = it;
+        again_tail = &it->next;
+    }
     rbuf_free(&out.reply);
 
     uint64_t others = tx->held & ~(1ull << w->id);
@@ -403,6 +424,18 @@ static void tx_finish(struct tx *tx) {
     bool own = tx->held & (1ull << w->id);
     tx_free(tx);
     if (own) tx_unlock(w);
+    /* A script that stopped for a shard it could not take (it wrote
+     * nothing) runs again holding every shard it now knows it needs, taken
+     * in order like any transaction's. */
+    while (again) {
+        struct tx_item *it = again;
+        again = it->next;
+        it->next = NULL;
+        struct tx *open = tx_open;
+        struct tx *tx1 = tx_new(w, it);
+        tx_open = open;   /* not one others join: it may be behind them already */
+        tx_continue(tx1);
+    }
 }
 
 /* Take the next shard in ascending order; run once all are held. */
@@ -447,4 +480,95 @@ void tx_defer_batch(struct worker *w, struct xmsg *m) {
     m->next = NULL;
     *w->deferred_tail = m;
     w->deferred_tail = &m->next;
+}
+
+/* ---- a running script takes a shard now (tx_take_now) ----
+ *
+ * A script may use a key of a shard it did not declare. It already holds
+ * shards, possibly above that one, so waiting in line for it could close a
+ * cycle. It asks instead for the shard as it is now: granted if nobody
+ * holds or queues for it, else denied, and it spins for the answer. A
+ * thread that spins answers every such request denied (its own shard is
+ * in use) and keeps all other messages, in order, for its loop (stash): so
+ * two scripts asking each other's shards both hear "no" and neither waits
+ * forever. What holds a shard taken this way is one marker per taking
+ * thread. */
+
+static struct tx taken_by[RK_MAX_THREADS];
+
+static void stash(struct worker *w, struct xmsg *m) {
+    m->next = NULL;
+    *w->stash_tail = m;
+    w->stash_tail = &m->next;
+}
+
+static void answer_take(struct worker *w, struct xmsg *m, bool spinning) {
+    bool ok = !spinning && own_free(w);
+    if (ok) grant(w, &taken_by[m->from]);
+    m->type = ok ? XM_TAKEN : XM_TAKE_DENIED;
+    xshard_send(w, m->from, m);
+}
+
+void tx_take_request(struct worker *w, struct xmsg *m) { answer_take(w, m, false); }
+
+/* Take what the rings hold: requests to take are denied, an answer about
+ * shard `want` is returned (NULL: none yet), the rest is stashed. */
+static struct xmsg *spin_poll(struct worker *w, int want) {
+    struct xmsg *answer = NULL;
+    for (unsigned s = 0; s < srv.nworkers; s++) {
+        if (s == w->id) continue;
+        struct spsc_ring *r = ring_between(s, w->id);
+        struct xmsg *m;
+        while ((m = spsc_pop(r))) {
+            if (m->type == XM_TAKE) answer_take(w, m, true);
+            else if ((m->type == XM_TAKEN || m->type == XM_TAKE_DENIED) && m->shard == want) answer = m;
+            else stash(w, m);
+        }
+    }
+    if (w->overflow) xshard_flush(w);
+    return answer;
+}
+
+void tx_service_takes(struct worker *w) {
+    spin_poll(w, -1);
+}
+
+bool tx_take_now(struct worker *w, unsigned s) {
+    if (s == w->id) {
+        if (!own_free(w)) return false;
+        grant(w, &taken_by[w->id]);
+        return true;
+    }
+    struct xmsg *m = rk_calloc(1, sizeof *m);
+    m->type = XM_TAKE;
+    m->from = (uint8_t)w->id;
+    m->shard = (uint8_t)s;
+    xshard_send(w, s, m);
+    xshard_flush(w);   /* out of overflow, and the doorbell if it sleeps */
+    struct worker *target = &srv.workers[s];
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&target->sleeping, memory_order_relaxed)) ring_doorbell_now(w, target);
+    struct xmsg *answer;
+    while (!(answer = spin_poll(w, (int)s))) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+    bool ok = answer->type == XM_TAKEN;
+    free(answer);
+    return ok;
+}
+
+void tx_release_taken(struct worker *w, uint64_t mask) {
+    bool own = mask & (1ull << w->id);
+    mask &= ~(1ull << w->id);
+    while (mask) {
+        unsigned s = (unsigned)__builtin_ctzll(mask);
+        mask &= mask - 1;
+        struct xmsg *m = rk_calloc(1, sizeof *m);
+        m->type = XM_UNLOCK;
+        m->from = (uint8_t)w->id;
+        xshard_send(w, s, m);
+    }
+    if (own) tx_unlock(w);
 }

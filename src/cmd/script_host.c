@@ -1,0 +1,377 @@
+/*
+ * The scripting host (script_host.h): runs a script with this thread's
+ * engine, holding the shards it needs, and runs each redis.call() it makes
+ * as the command would run alone in the script's context.
+ *
+ * A redis.call() is routed like any command (dispatch_route) for its
+ * lookup, arity and shards, then checked as Redis's scriptCall checks it
+ * (noscript, writes from a read-only script), and run with command_call:
+ * with the script's database (SELECT in a script changes only the
+ * script's), without the caller's connection, blocking commands not
+ * blocking. Commands that need the connection or every thread's part
+ * (CLIENT, INFO, ...) are refused as noscript ones are.
+ *
+ * Learned masks are per thread: each thread learns from the runs it makes.
+ * Busy scripts are published process-wide, one slot per thread, so that any
+ * thread can refuse commands with BUSY and SCRIPT KILL can reach them.
+ */
+#include "ringkv/script_host.h"
+#include "ringkv/config.h"
+#include "ringkv/dispatch.h"
+#include "ringkv/hashmap.h"
+#include "ringkv/server.h"
+#include "ringkv/util.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- per-thread state ---- */
+
+struct script_thread {
+    struct script_engine *engine;
+    struct hashmap *learned;     /* script id -> uint64_t shard mask */
+};
+
+static struct script_thread *thread_state(struct worker *w) {
+    if (!w->scripting) {
+        w->scripting = rk_calloc(1, sizeof *w->scripting);
+        w->scripting->engine = script_engine_new();
+        w->scripting->learned = hashmap_new(true);
+    }
+    return w->scripting;
+}
+
+struct script_engine *script_thread_engine(struct worker *w) { return thread_state(w)->engine; }
+
+void script_thread_free(struct worker *w) {
+    if (!w->scripting) return;
+    script_engine_free(w->scripting->engine);
+    hashmap_free(w->scripting->learned);
+    free(w->scripting);
+    w->scripting = NULL;
+}
+
+/* The learned map's key: the SHA1 for EVAL scripts; "f:" and the
+ * lowercased name for functions (never 40 hex digits long). */
+#define ID_MAX 160
+static size_t learned_key(bool function, struct slice id, char *key) {
+    if (!function) {
+        memcpy(key, id.ptr, 40);
+        return 40;
+    }
+    size_t n = id.len < ID_MAX - 2 ? id.len : ID_MAX - 2;
+    key[0] = 'f';
+    key[1] = ':';
+    for (size_t i = 0; i < n; i++) key[2 + i] = (char)tolower((unsigned char)id.ptr[i]);
+    return n + 2;
+}
+
+static uint64_t learned_mask(const struct script_thread *st, const char *key, size_t len) {
+    struct slice v;
+    if (!st || !hashmap_count(st->learned) || !hashmap_get(st->learned, (struct slice){ key, len }, &v)) return 0;
+    uint64_t m;
+    memcpy(&m, v.ptr, sizeof m);
+    return m;
+}
+
+static void learn(struct script_thread *st, const char *key, size_t len, uint64_t mask) {
+    uint64_t m = learned_mask(st, key, len) | mask;
+    hashmap_set(st->learned, (struct slice){ key, len }, (struct slice){ (const char *)&m, sizeof m });
+}
+
+uint64_t script_route_mask(const struct script_thread *st, const struct command *cmd, int argc,
+                           const struct slice *argv) {
+    if (!st || !hashmap_count(st->learned) || argc < 2) return 0;
+    char key[ID_MAX];
+    size_t len;
+    if (cmd->proc == cmd_fcall || cmd->proc == cmd_fcall_ro) {
+        len = learned_key(true, argv[1], key);
+    } else if (cmd->proc == cmd_eval || cmd->proc == cmd_eval_ro) {
+        script_sha1hex(argv[1].ptr, argv[1].len, key);
+        len = 40;
+    } else {
+        if (argv[1].len != 40) return 0;
+        for (size_t i = 0; i < 40; i++) key[i] = (char)tolower((unsigned char)argv[1].ptr[i]);
+        len = 40;
+    }
+    return learned_mask(st, key, len);
+}
+
+/* The server's log (stderr), as Redis writes a line, from loglevel notice. */
+static void host_logf(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void host_logf(int level, const char *fmt, ...) {
+    if (level < SCRIPT_LOG_NOTICE) return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%d:M %c %s\n", (int)getpid(), level == SCRIPT_LOG_WARNING ? '#' : '*', line);
+}
+
+/* ---- busy scripts, process-wide ---- */
+
+struct busy_slot {
+    _Atomic bool busy;           /* past busy-reply-threshold */
+    _Atomic bool kill;           /* SCRIPT KILL / FUNCTION KILL asked */
+    _Atomic bool wrote;          /* called a write command: unkillable */
+    _Atomic uint64_t held;
+    bool eval;                   /* EVAL (else a function); set before busy */
+    long long start_ms;
+    char name[ID_MAX];           /* the function's name */
+    struct rbuf command;         /* the caller's command, as RESP (FUNCTION STATS) */
+};
+static struct busy_slot busy_slots[RK_MAX_THREADS];
+static _Atomic unsigned busy_count;
+
+const char *script_busy_refusal(uint64_t mask) {
+    if (!atomic_load_explicit(&busy_count, memory_order_acquire)) return NULL;
+    for (unsigned t = 0; t < srv.nworkers; t++) {
+        struct busy_slot *b = &busy_slots[t];
+        if (!atomic_load_explicit(&b->busy, memory_order_acquire)) continue;
+        if (mask && !(mask & atomic_load_explicit(&b->held, memory_order_relaxed))) continue;
+        return b->eval ? SCRIPT_ERR_BUSY_EVAL : SCRIPT_ERR_BUSY_FUNCTION;
+    }
+    return NULL;
+}
+
+void script_host_kill(struct cmd_ctx *c, bool eval) {
+    for (unsigned t = 0; t < srv.nworkers; t++) {
+        struct busy_slot *b = &busy_slots[t];
+        if (!atomic_load_explicit(&b->busy, memory_order_acquire)) continue;
+        if (atomic_load_explicit(&b->wrote, memory_order_relaxed)) {
+            reply_error(&c->r, SCRIPT_ERR_UNKILLABLE);
+        } else if (eval != b->eval) {
+            reply_error(&c->r, b->eval ? SCRIPT_ERR_BUSY_EVAL : SCRIPT_ERR_BUSY_FUNCTION);
+        } else {
+            atomic_store_explicit(&b->kill, true, memory_order_relaxed);
+            reply_ok(&c->r);
+        }
+        return;
+    }
+    reply_error(&c->r, SCRIPT_ERR_NOTBUSY);
+}
+
+void script_busy_running(struct reply *r, long long now_ms) {
+    for (unsigned t = 0; t < srv.nworkers; t++) {
+        struct busy_slot *b = &busy_slots[t];
+        if (!atomic_load_explicit(&b->busy, memory_order_acquire) || b->eval) continue;
+        reply_map(r, 3);
+        reply_bulk_cstr(r, "name");
+        reply_bulk_cstr(r, b->name);
+        reply_bulk_cstr(r, "command");
+        rbuf_append(r->out, b->command.buf, b->command.len);
+        reply_bulk_cstr(r, "duration_ms");
+        reply_int(r, now_ms - b->start_ms);
+        return;
+    }
+    reply_null(r);
+}
+
+/* ---- one run ---- */
+
+struct script_run {
+    struct cmd_ctx *c;           /* the EVAL's or FCALL's context */
+    struct script_thread *st;
+    const struct script_target *target;
+    const char *key;             /* learned map key */
+    size_t key_len;
+    uint64_t held;               /* the shards this run holds */
+    uint64_t taken;              /* ...of which taken while it ran (tx_take_now) */
+    int db;                      /* the script's database */
+    bool read_only;
+    bool effects;                /* ran a command with effects (write, publish): cannot run again */
+    bool wrote;                  /* ran a write command: unkillable */
+    bool busy;                   /* published as busy */
+    long long start_ms;
+    struct client *caller;       /* the connection (NULL when none) */
+};
+
+#define ERR_UNDECLARED_SHARD                                                                        \
+    "ERR the script used a key it did not declare, on a shard another client held; it had written " \
+    "already so it could not run again: declare the key, or retry (its next run holds that shard)"
+
+static void reply_to_script(struct rbuf *out, uint8_t resp, const char *err) {
+    struct reply r = { out, resp };
+    reply_error(&r, err);
+}
+
+/* SELECT inside a script: the script's database, not the client's. */
+static void script_select(struct script_run *run, const struct slice *argv, struct reply *r) {
+    long long db;
+    if (!str_to_ll(argv[1].ptr, argv[1].len, &db)) { reply_error(r, ERR_NOT_INT); return; }
+    if (db < 0 || db >= (long long)run->c->shard->ndb) { reply_error(r, ERR_DB_INDEX); return; }
+    run->db = (int)db;
+    reply_ok(r);
+}
+
+/* Take the shards in missing. false: one was not free (the run must stop). */
+static bool take_shards(struct script_run *run, uint64_t missing) {
+    struct worker *w = run->c->worker;
+    learn(run->st, run->key, run->key_len, missing);
+    while (missing) {
+        unsigned s = (unsigned)__builtin_ctzll(missing);
+        missing &= missing - 1;
+        if (!tx_take_now(w, s)) return false;
+        run->held |= 1ull << s;
+        run->taken |= 1ull << s;
+        if (run->busy) atomic_store_explicit(&busy_slots[w->id].held, run->held, memory_order_relaxed);
+    }
+    return true;
+}
+
+static int host_call(void *ctx, const struct script_call *sc, struct rbuf *out) {
+    struct script_run *run = ctx;
+    struct cmd_ctx *c = run->c;
+    struct route rt;
+    const struct route_env env = { c->worker->id, srv.nworkers, NULL };
+    dispatch_route(&rt, sc->argc, sc->argv, true, &env, -1);
+    if (rt.kind == ROUTE_UNKNOWN || rt.kind == ROUTE_UNKNOWN_SUB) {
+        reply_to_script(out, sc->resp, SCRIPT_ERR_UNKNOWN_COMMAND);
+        return SCRIPT_GO_ON;
+    }
+    const struct command *cmd = rt.cmd;
+    if (rt.kind == ROUTE_ARITY) {
+        command_rejected(cmd);
+        reply_to_script(out, sc->resp, SCRIPT_ERR_ARITY);
+        return SCRIPT_GO_ON;
+    }
+    /* what needs the connection (CLIENT, ...) or every thread's part
+     * (INFO, ...) cannot run inside a script here */
+    bool select = cmd->proc == cmd_select;
+    if ((cmd->flags & (CMD_NOSCRIPT | CMD_SUBSCRIBE | CMD_TXCTL)) || ((cmd->flags & CMD_CONN) && !select) ||
+        cmd->per_shard) {
+        command_rejected(cmd);
+        reply_to_script(out, sc->resp, SCRIPT_ERR_DENIED);
+        return SCRIPT_GO_ON;
+    }
+    if (run->read_only && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE))) {
+        command_rejected(cmd);
+        reply_to_script(out, sc->resp, SCRIPT_ERR_WRITE_FROM_RO);
+        return SCRIPT_GO_ON;
+    }
+    struct reply r = { out, sc->resp };
+    if (select) {
+        script_select(run, sc->argv, &r);
+        return SCRIPT_GO_ON;
+    }
+    uint64_t missing = rt.mask & ~run->held;
+    if (RK_UNLIKELY(missing) && !take_shards(run, missing)) {
+        if (!run->effects && c->may_rerun) {
+            c->rerun_mask = run->held | learned_mask(run->st, run->key, run->key_len);
+            return SCRIPT_ABORT;
+        }
+        reply_to_script(out, sc->resp, ERR_UNDECLARED_SHARD);
+        return SCRIPT_GO_ON;
+    }
+    if (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) run->effects = true;
+    if ((cmd->flags & CMD_WRITE) && !run->wrote) {
+        run->wrote = true;
+        if (run->busy) atomic_store_explicit(&busy_slots[c->worker->id].wrote, true, memory_order_relaxed);
+    }
+    struct slice argv[sc->argc];
+    memcpy(argv, sc->argv, sizeof argv);
+    struct cmd_ctx sub = *c;
+    sub.cmd = cmd;
+    sub.argc = sc->argc;
+    sub.argv = argv;
+    sub.r = r;
+    sub.db = run->db;
+    sub.multi = c->multi || run->held != (1ull << c->shard->id);
+    sub.held = run->held;
+    sub.client = NULL;             /* not the caller's connection */
+    sub.waiter = NULL;
+    sub.block = false;
+    sub.timed_out = true;          /* blocking commands do not block in a script */
+    sub.may_rerun = false;
+    sub.rerun_mask = 0;
+    command_call(&sub);
+    rk_arena = &c->worker->shard.arena;   /* db.c pointed it at the shards the command touched */
+    c->dirty += sub.dirty;
+    return SCRIPT_GO_ON;
+}
+
+/* ---- busy ---- */
+
+static void publish_busy(struct script_run *run) {
+    struct worker *w = run->c->worker;
+    struct busy_slot *b = &busy_slots[w->id];
+    const struct script_target *t = run->target;
+    b->eval = !t->function;
+    b->start_ms = run->start_ms;
+    size_t n = t->id.len < sizeof b->name - 1 ? t->id.len : sizeof b->name - 1;
+    memcpy(b->name, t->id.ptr, n);
+    b->name[n] = '\0';
+    b->command.len = 0;
+    struct reply r = { &b->command, 2 };
+    reply_array(&r, (size_t)run->c->argc);
+    for (int i = 0; i < run->c->argc; i++) reply_bulk(&r, run->c->argv[i].ptr, run->c->argv[i].len);
+    atomic_store_explicit(&b->kill, false, memory_order_relaxed);
+    atomic_store_explicit(&b->wrote, run->wrote, memory_order_relaxed);
+    atomic_store_explicit(&b->held, run->held, memory_order_relaxed);
+    atomic_store_explicit(&b->busy, true, memory_order_release);
+    atomic_fetch_add_explicit(&busy_count, 1, memory_order_release);
+    client_controls_busy(true);
+    run->busy = true;
+    host_logf(SCRIPT_LOG_WARNING,
+           "Slow script detected: still in execution after %lld milliseconds. You can try killing the script "
+           "using the %s command. Script name is: %s.",
+           (long long)mstime_now() - run->start_ms, b->eval ? "SCRIPT KILL" : "FUNCTION KILL",
+           b->eval ? "" : b->name);
+}
+
+static void unpublish_busy(struct script_run *run) {
+    struct busy_slot *b = &busy_slots[run->c->worker->id];
+    atomic_store_explicit(&b->busy, false, memory_order_release);
+    atomic_fetch_sub_explicit(&busy_count, 1, memory_order_release);
+    client_controls_busy(false);
+    rbuf_free(&b->command);
+}
+
+/* Every so many Lua instructions: past busy-reply-threshold, serve this
+ * thread's other clients (BUSY) and answer other threads, and stop on
+ * SCRIPT KILL or SHUTDOWN. */
+static int host_tick(void *ctx) {
+    struct script_run *run = ctx;
+    struct worker *w = run->c->worker;
+    tx_service_takes(w);   /* a script of another thread may spin on our answer */
+    if (!run->busy) {
+        long long threshold = CONFIG_GET(busy_reply_threshold);
+        if ((long long)mstime_now() - run->start_ms < threshold) return SCRIPT_GO_ON;
+        publish_busy(run);
+    }
+    worker_serve_while_busy(w, run->caller);
+    if (atomic_load_explicit(&srv.shutdown, memory_order_relaxed)) return SCRIPT_KILL;
+    return atomic_load_explicit(&busy_slots[w->id].kill, memory_order_relaxed) ? SCRIPT_KILL : SCRIPT_GO_ON;
+}
+
+static void host_log(void *ctx, int level, const char *msg, size_t len) {
+    (void)ctx;
+    host_logf(level, "%.*s", (int)len, msg);
+}
+
+void script_host_run(struct cmd_ctx *c, const struct script_target *t, const struct slice *argv, int argc,
+                     int nkeys) {
+    struct worker *w = c->worker;
+    struct script_thread *st = thread_state(w);
+    char key[ID_MAX];
+    struct script_run run = {
+        .c = c, .st = st, .target = t, .key = key, .db = c->db,
+        .held = srv.nworkers == 1 ? ~0ull : c->held ? c->held : 1ull << c->shard->id,
+        .read_only = t->ro_command || (!(t->flags & SCRIPT_FLAG_EVAL_COMPAT) && (t->flags & SCRIPT_FLAG_NO_WRITES)),
+        .start_ms = (long long)mstime_now(),
+        .caller = c->client,
+    };
+    run.key_len = learned_key(t->function, t->id, key);
+    const struct script_host host = { .ctx = &run, .call = host_call, .tick = host_tick, .log = host_log };
+    int res = t->function ? script_fcall(st->engine, t->id, argv, argc, nkeys, &host, &c->r)
+                          : script_run(st->engine, t->id, argv, argc, nkeys, &host, &c->r);
+    if (run.busy) unpublish_busy(&run);
+    if (run.taken) tx_release_taken(w, run.taken);
+    if (res == SCRIPT_RESULT_NOT_FOUND)
+        reply_error(&c->r, t->function ? SCRIPT_ERR_NO_FUNCTION : SCRIPT_ERR_NOSCRIPT);
+}
