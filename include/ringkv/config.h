@@ -48,6 +48,8 @@ struct rk_config {
     /* keyspace */
     long long databases;
     long long hz;                   /* always 1..500 (Redis clamps what is set) */
+    /* replication: ringkv has no replicas, so any minimum refuses writes (scripts' only, for now) */
+    long long min_replicas_to_write, min_replicas_max_lag;
     /* scripting */
     long long busy_reply_threshold; /* ms a script runs before others get -BUSY (lua-time-limit) */
     /* memory: reported by INFO, not enforced yet (inert) */

@@ -62,6 +62,9 @@ void script_host_kill(struct cmd_ctx *c, bool eval);
  * command of another client gets, or NULL when it may run. */
 const char *script_busy_refusal(uint64_t mask);
 
+/* The Lua states' memory, over every thread (INFO memory). */
+void script_host_memory(size_t *eval, size_t *functions);
+
 /* FUNCTION STATS's running_script: nil, or the busy function's map. */
 void script_busy_running(struct reply *r, long long now_ms);
 

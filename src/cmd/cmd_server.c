@@ -6,6 +6,7 @@
  * every shard's tables. Per-thread counters are read with relaxed loads: they
  * are only statistics.
  */
+#include "ringkv/script_host.h"
 #include "ringkv/server.h"
 #include "ringkv/tracking.h"
 #include "ringkv/command_stats.h"
@@ -145,6 +146,27 @@ static void info_stats_section(struct cmd_ctx *c, struct rbuf *out, const char *
     rbuf_append(out, "\r\n", 2);
 }
 
+/* INFO memory's scripting lines, as Redis 7.0 writes them. */
+static void info_scripting_memory(struct rbuf *out) {
+    struct script_stats st;
+    script_stats(&st);
+    size_t vm_eval, vm_functions;
+    script_host_memory(&vm_eval, &vm_functions);
+    char h_lua[32], h_vm[32], h_scripts[32], line[1024];
+    human_bytes(h_lua, sizeof h_lua, (double)vm_eval);
+    human_bytes(h_vm, sizeof h_vm, (double)(vm_eval + vm_functions));
+    human_bytes(h_scripts, sizeof h_scripts, (double)(st.scripts_bytes + st.functions_bytes));
+    int n = snprintf(line, sizeof line,
+                     "used_memory_lua:%zu\r\nused_memory_vm_eval:%zu\r\nused_memory_lua_human:%s\r\n"
+                     "used_memory_scripts_eval:%zu\r\nnumber_of_cached_scripts:%zu\r\nnumber_of_functions:%zu\r\n"
+                     "number_of_libraries:%zu\r\nused_memory_vm_functions:%zu\r\nused_memory_vm_total:%zu\r\n"
+                     "used_memory_vm_total_human:%s\r\nused_memory_functions:%zu\r\nused_memory_scripts:%zu\r\n"
+                     "used_memory_scripts_human:%s\r\n",
+                     vm_eval, vm_eval, h_lua, st.scripts_bytes, st.scripts, st.functions, st.libraries, vm_functions,
+                     vm_eval + vm_functions, h_vm, st.functions_bytes, st.scripts_bytes + st.functions_bytes, h_scripts);
+    rbuf_append(out, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
 #define P(...) do { int n_ = snprintf(line, sizeof line, __VA_ARGS__); rbuf_append(&out, line, (size_t)n_ < sizeof line ? (size_t)n_ : sizeof line - 1); } while (0)
 
 void cmd_info(struct cmd_ctx *c) {
@@ -178,10 +200,12 @@ void cmd_info(struct cmd_ctx *c) {
         human_bytes(h1, sizeof h1, (double)rss);
         human_bytes(h2, sizeof h2, (double)CONFIG_GET(maxmemory));
         P("# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\nused_memory_rss_human:%s\r\n"
-          "used_memory_peak:%zu\r\nused_memory_peak_human:%s\r\nmaxmemory:%lld\r\nmaxmemory_human:%s\r\n"
+          "used_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n",
+          rss, h1, rss, h1, rss, h1);
+        info_scripting_memory(&out);
+        P("maxmemory:%lld\r\nmaxmemory_human:%s\r\n"
           "maxmemory_policy:%s\r\nmem_fragmentation_ratio:1.00\r\nmem_allocator:%s\r\n\r\n",
-          rss, h1, rss, h1, rss, h1, CONFIG_GET(maxmemory), h2, rk_config.maxmemory_policy,
-          memory_allocator_name());
+          CONFIG_GET(maxmemory), h2, rk_config.maxmemory_policy, memory_allocator_name());
     }
     if (section_wanted(c, "persistence", true)) {
         P("# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\n"
@@ -265,6 +289,8 @@ void cmd_time(struct cmd_ctx *c) {
     reply_bulk_ll(&c->r, (long long)(us / 1000000));
     reply_bulk_ll(&c->r, (long long)(us % 1000000));
 }
+
+void cmd_cluster(struct cmd_ctx *c) { reply_error(&c->r, "ERR This instance has cluster support disabled"); }
 
 void cmd_lastsave(struct cmd_ctx *c) { reply_int(&c->r, srv.start_ms / 1000); }
 

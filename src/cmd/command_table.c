@@ -127,6 +127,29 @@ static const struct command memory_subs[] = {
     { 0 }
 };
 
+/* Cluster mode is not built: every CLUSTER subcommand says so, as Redis
+ * does with cluster-enabled no (the table gives them Redis's flags, so a
+ * script is refused CLUSTER RESET as in Redis). */
+#define CLUSTER_SUB(name, arity, flags, summary, since, cx, args) \
+    CMD(name, arity, (flags) | CMD_STALE, 0, 0, 0, cmd_cluster, "@slow", summary, since, "cluster", cx, args)
+static const struct command cluster_subs[] = {
+    CLUSTER_SUB("cluster|countkeysinslot", 3, 0, "Return the number of local keys in the specified hash slot", "3.0.0", "O(1)", "slot:integer"),
+    CLUSTER_SUB("cluster|getkeysinslot", 4, 0, "Return local key names in the specified hash slot", "3.0.0",
+                "O(log(N)) where N is the number of requested keys", "slot:integer count:integer"),
+    CLUSTER_SUB("cluster|help", 2, L, "Show helpful text about the different subcommands", "5.0.0", "O(1)", NULL),
+    CLUSTER_SUB("cluster|info", 2, 0, "Provides info about Redis Cluster node state", "3.0.0", "O(1)", NULL),
+    CLUSTER_SUB("cluster|keyslot", 3, 0, "Returns the hash slot of the specified key", "3.0.0",
+                "O(N) where N is the number of bytes in the key", "key:string"),
+    CLUSTER_SUB("cluster|myid", 2, 0, "Return the node id", "3.0.0", "O(1)", NULL),
+    CLUSTER_SUB("cluster|nodes", 2, 0, "Get Cluster config for the node", "3.0.0", "O(N) where N is the total number of Cluster nodes", NULL),
+    CLUSTER_SUB("cluster|reset", -2, CMD_ADMIN | CMD_NOSCRIPT, "Reset a Redis Cluster node", "3.0.0",
+                "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.",
+                "[hard-soft:oneof(hard:pure-token=HARD soft:pure-token=SOFT)]"),
+    CLUSTER_SUB("cluster|shards", 2, 0, "Get array of cluster slots to node mappings", "7.0.0", "O(N) where N is the total number of cluster nodes", NULL),
+    CLUSTER_SUB("cluster|slots", 2, 0, "Get array of Cluster slot to node mappings", "3.0.0", "O(N) where N is the total number of Cluster nodes", NULL),
+    { 0 }
+};
+
 static const struct command commands[] = {
     /* connection */
     CMD("ping", -1, F | CMD_SENTINEL, 0, 0, 0, cmd_ping, "@fast @connection", "Returns the server's liveliness response.", "1.0.0", "connection", "O(1)",
@@ -159,6 +182,7 @@ static const struct command commands[] = {
     CMD("shutdown", -1, A | L | CMD_NOSCRIPT | CMD_SENTINEL | CMD_NO_MULTI | CMD_ALLOW_BUSY, 0, 0, 0, cmd_shutdown, "@admin @slow @dangerous", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0", "server", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
         "[nosave_save:oneof(nosave:pure-token=NOSAVE save:pure-token=SAVE)] [now:pure-token=NOW@7.0.0] "
         "[force:pure-token=FORCE@7.0.0] [abort:pure-token=ABORT@7.0.0]"),
+    CONTAINER("cluster", cluster_subs, "@slow", "A container for cluster commands", "3.0.0", "cluster"),
     CONTAINER("memory", memory_subs, "@slow", "A container for memory diagnostics commands.", "4.0.0", "server"),
     CMD("debug", -2, A | L | CMD_NOSCRIPT | CMD_ALLSHARDS, 0, 0, 0, cmd_debug, "@admin @slow @dangerous", "A container for debugging commands.", "1.0.0", "server", "Depends on subcommand.", NULL),
     /* keys */

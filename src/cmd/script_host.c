@@ -38,9 +38,10 @@ struct script_thread {
 
 static struct script_thread *thread_state(struct worker *w) {
     if (!w->scripting) {
-        w->scripting = rk_calloc(1, sizeof *w->scripting);
-        w->scripting->engine = script_engine_new();
-        w->scripting->learned = hashmap_new(true);
+        struct script_thread *st = rk_calloc(1, sizeof *st);
+        st->engine = script_engine_new();
+        st->learned = hashmap_new(true);
+        __atomic_store_n(&w->scripting, st, __ATOMIC_RELEASE);   /* INFO reads it from other threads */
     }
     return w->scripting;
 }
@@ -53,6 +54,16 @@ void script_thread_free(struct worker *w) {
     hashmap_free(w->scripting->learned);
     free(w->scripting);
     w->scripting = NULL;
+}
+
+void script_host_memory(size_t *eval, size_t *functions) {
+    *eval = *functions = 0;
+    for (unsigned t = 0; t < srv.nworkers; t++) {
+        const struct script_thread *st = __atomic_load_n(&srv.workers[t].scripting, __ATOMIC_ACQUIRE);
+        if (!st) continue;
+        *eval += script_engine_memory(st->engine);
+        *functions += script_engine_functions_memory(st->engine);
+    }
 }
 
 /* The learned map's key: the SHA1 for EVAL scripts; "f:" and the
@@ -191,6 +202,13 @@ struct script_run {
     struct client *caller;       /* the connection (NULL when none) */
 };
 
+#define ERR_NOREPLICAS "NOREPLICAS Not enough good replicas to write."
+
+/* Redis's checkGoodReplicasStatus, for a server without replicas. */
+static bool replicas_ok(void) {
+    return CONFIG_GET(min_replicas_to_write) == 0 || CONFIG_GET(min_replicas_max_lag) == 0;
+}
+
 #define ERR_UNDECLARED_SHARD                                                                        \
     "ERR the script used a key it did not declare, on a shard another client held; it had written " \
     "already so it could not run again: declare the key, or retry (its next run holds that shard)"
@@ -266,6 +284,11 @@ static int host_call(void *ctx, const struct script_call *sc, struct rbuf *out) 
             return SCRIPT_ABORT;
         }
         reply_to_script(out, sc->resp, ERR_UNDECLARED_SHARD);
+        return SCRIPT_GO_ON;
+    }
+    if ((cmd->flags & CMD_WRITE) && !run->wrote && !replicas_ok()) {
+        command_rejected(cmd);
+        reply_to_script(out, sc->resp, ERR_NOREPLICAS);
         return SCRIPT_GO_ON;
     }
     if (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) run->effects = true;
@@ -357,6 +380,10 @@ static void host_log(void *ctx, int level, const char *msg, size_t len) {
 void script_host_run(struct cmd_ctx *c, const struct script_target *t, const struct slice *argv, int argc,
                      int nkeys) {
     struct worker *w = c->worker;
+    if (!(t->flags & (SCRIPT_FLAG_EVAL_COMPAT | SCRIPT_FLAG_NO_WRITES)) && !replicas_ok()) {
+        reply_error(&c->r, ERR_NOREPLICAS);
+        return;
+    }
     struct script_thread *st = thread_state(w);
     char key[ID_MAX];
     struct script_run run = {
