@@ -152,6 +152,9 @@ extern _Atomic long rk_waiter_keys;
  * tracks (cmd_tracking.c); ctx_track_read records a tracked client's reads. */
 void ctx_track_wrote(struct cmd_ctx *c);
 void ctx_track_read(struct cmd_ctx *c);
+/* Record every key of c's command for c->reader (a script that calls a
+ * read-only command tracks its declared keys, as Redis does). */
+void ctx_track_keys(struct cmd_ctx *c);
 extern _Atomic long rk_tracking_active;
 static inline void ctx_wrote(struct cmd_ctx *c) {
     if (RK_UNLIKELY(c->cmd->flags & CMD_WRITE) && !c->block &&
@@ -342,6 +345,15 @@ struct conn_ops {
     void (*tracking_off)(struct client *c);
     void (*tracking_caching)(struct client *c);
     void (*tracking_reset)(struct client *c);          /* RESET: off, BCAST registrations dropped later */
+    /* scripts (cmd/script_host.c): a shard taken while a script runs
+     * (msg/tx.c's tx_take_now and friends), busy scripts (io), and the
+     * MONITOR lines of scripts (io/monitor.c) */
+    bool (*take_shard_now)(struct worker *w, unsigned shard);
+    void (*release_taken)(struct worker *w, uint64_t mask);
+    void (*service_takes)(struct worker *w);
+    void (*busy)(bool on);
+    void (*serve_while_busy)(struct worker *w, struct client *caller);
+    void (*monitor_script)(struct worker *w, const struct client *caller, int db, int argc, const struct slice *argv);
 };
 extern struct conn_ops rk_conn_ops;
 

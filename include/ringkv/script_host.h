@@ -55,6 +55,11 @@ struct script_target {
 void script_host_run(struct cmd_ctx *c, const struct script_target *t, const struct slice *argv, int argc,
                      int nkeys);
 
+/* A script command's flags as Redis's evalGetCommandFlags makes them: a
+ * script that declares flags (a shebang, or a function) is a write command
+ * unless no-writes, and never may-replicate otherwise (CLIENT PAUSE WRITE). */
+uint32_t script_command_flags(struct worker *w, const struct command *cmd, int argc, const struct slice *argv);
+
 /* SCRIPT KILL (eval) / FUNCTION KILL: the reply. */
 void script_host_kill(struct cmd_ctx *c, bool eval);
 

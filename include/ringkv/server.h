@@ -275,6 +275,10 @@ void client_controls_busy(bool on);
  * BUSY, allow-busy commands run) and send their replies. running: the
  * script's caller, whose completions wait until the script is over. */
 void worker_serve_while_busy(struct worker *w, struct client *running);
+/* MONITOR lines of scripts (monitor.c): the script's own command before it
+ * runs (caller: its connection), then each command it calls (caller NULL:
+ * shown as from "lua"). */
+void monitor_feed_script(struct worker *w, const struct client *caller, int db, int argc, const struct slice *argv);
 
 /* src/msg/: transport.c (rings, doorbells), forward.c (forwarded batches), tx.c (cross-shard transactions) */
 

@@ -26,11 +26,11 @@ void cmd_watch(struct cmd_ctx *c) {
 #define TX (CMD_NOSCRIPT | L)
 
 const struct command multi_commands[] = {
-    CMD("multi", 1, CMD_TXCTL | TX | F, 0, 0, 0, cmd_multi, "@fast @transaction", "Starts a transaction.", "1.2.0", "transactions", "O(1)", NULL),
+    CMD("multi", 1, CMD_TXCTL | CMD_ALLOW_BUSY | TX | F, 0, 0, 0, cmd_multi, "@fast @transaction", "Starts a transaction.", "1.2.0", "transactions", "O(1)", NULL),
     CMD("exec", 1, CMD_TXCTL | TX, 0, 0, 0, cmd_exec, "@slow @transaction", "Executes all commands in a transaction.", "1.2.0", "transactions", "Depends on commands in the transaction", NULL),
-    CMD("discard", 1, CMD_TXCTL | TX | F, 0, 0, 0, cmd_discard, "@fast @transaction", "Discards a transaction.", "2.0.0", "transactions", "O(N), when N is the number of queued commands", NULL),
-    CMD("watch", -2, CMD_TXCTL | CMD_IDENTITY | TX | F, 1, -1, 1, cmd_watch, "@fast @transaction", "Monitors changes to keys to determine the execution of a transaction.", "2.2.0", "transactions", "O(1) for every key.",
+    CMD("discard", 1, CMD_TXCTL | CMD_ALLOW_BUSY | TX | F, 0, 0, 0, cmd_discard, "@fast @transaction", "Discards a transaction.", "2.0.0", "transactions", "O(N), when N is the number of queued commands", NULL),
+    CMD("watch", -2, CMD_TXCTL | CMD_IDENTITY | CMD_ALLOW_BUSY | TX | F, 1, -1, 1, cmd_watch, "@fast @transaction", "Monitors changes to keys to determine the execution of a transaction.", "2.2.0", "transactions", "O(1) for every key.",
         "key:key ..."),
-    CMD("unwatch", 1, CMD_TXCTL | TX | F, 0, 0, 0, cmd_unwatch, "@fast @transaction", "Forgets about watched keys of a transaction.", "2.2.0", "transactions", "O(1)", NULL),
+    CMD("unwatch", 1, CMD_TXCTL | CMD_ALLOW_BUSY | TX | F, 0, 0, 0, cmd_unwatch, "@fast @transaction", "Forgets about watched keys of a transaction.", "2.2.0", "transactions", "O(1)", NULL),
     CMD_END
 };

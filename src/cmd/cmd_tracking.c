@@ -33,7 +33,12 @@ static struct shard *key_shard(struct cmd_ctx *c, struct slice key) {
 }
 
 void ctx_track_read(struct cmd_ctx *c) {
-    if (!(c->cmd->flags & CMD_READONLY) || c->block) return;
+    /* a script's reads are its commands' (the scripting host) */
+    if (!(c->cmd->flags & CMD_READONLY) || (c->cmd->flags & CMD_SCRIPT) || c->block) return;
+    ctx_track_keys(c);
+}
+
+void ctx_track_keys(struct cmd_ctx *c) {
     int small[16];
     int *pos = c->argc <= 16 ? small : rk_malloc((size_t)c->argc * sizeof *pos);
     int n = command_key_positions(c->cmd, c->argc, c->argv, pos, c->argc);

@@ -124,6 +124,29 @@ static void host_logf(int level, const char *fmt, ...) {
     fprintf(stderr, "%d:M %c %s\n", (int)getpid(), level == SCRIPT_LOG_WARNING ? '#' : '*', line);
 }
 
+uint32_t script_command_flags(struct worker *w, const struct command *cmd, int argc, const struct slice *argv) {
+    uint32_t flags = cmd->flags;
+    if (argc < 2) return flags;
+    int sflags;
+    struct script_engine *e = script_thread_engine(w);
+    if (cmd->proc == cmd_fcall || cmd->proc == cmd_fcall_ro) {
+        if (!script_function_exists(e, argv[1], &sflags)) return flags;
+    } else if (cmd->proc == cmd_eval || cmd->proc == cmd_eval_ro) {
+        struct rbuf err = {0};
+        bool ok = script_body_flags(argv[1], &sflags, &err);
+        rbuf_free(&err);
+        if (!ok) return flags;
+    } else if (argv[1].len != 40 || !script_exists(e, argv[1], &sflags)) {
+        return flags;
+    }
+    if (sflags & SCRIPT_FLAG_EVAL_COMPAT) return flags;
+    flags &= ~(CMD_STALE | CMD_DENYOOM | CMD_WRITE | CMD_MAY_REPLICATE);
+    if (!(sflags & (SCRIPT_FLAG_ALLOW_OOM | SCRIPT_FLAG_NO_WRITES))) flags |= CMD_DENYOOM;
+    if (!(sflags & SCRIPT_FLAG_NO_WRITES)) flags |= CMD_WRITE;
+    if (sflags & SCRIPT_FLAG_ALLOW_STALE) flags |= CMD_STALE;
+    return flags;
+}
+
 /* ---- busy scripts, process-wide ---- */
 
 struct busy_slot {
@@ -198,6 +221,7 @@ struct script_run {
     bool effects;                /* ran a command with effects (write, publish): cannot run again */
     bool wrote;                  /* ran a write command: unkillable */
     bool busy;                   /* published as busy */
+    bool tracked;                /* its declared keys are tracked for the caller */
     long long start_ms;
     struct client *caller;       /* the connection (NULL when none) */
 };
@@ -234,7 +258,7 @@ static bool take_shards(struct script_run *run, uint64_t missing) {
     while (missing) {
         unsigned s = (unsigned)__builtin_ctzll(missing);
         missing &= missing - 1;
-        if (!tx_take_now(w, s)) return false;
+        if (!rk_conn_ops.take_shard_now(w, s)) return false;
         run->held |= 1ull << s;
         run->taken |= 1ull << s;
         if (run->busy) atomic_store_explicit(&busy_slots[w->id].held, run->held, memory_order_relaxed);
@@ -307,11 +331,22 @@ static int host_call(void *ctx, const struct script_call *sc, struct rbuf *out) 
     sub.multi = c->multi || run->held != (1ull << c->shard->id);
     sub.held = run->held;
     sub.client = NULL;             /* not the caller's connection */
+    if (c->client) {               /* ...but its writes are the caller's (tracking's NOLOOP) */
+        sub.origin_worker = c->worker->id;
+        sub.origin_idx = c->client->idx;
+        sub.origin_gen = c->client->gen;
+    }
+    sub.reader = NULL;
+    if (RK_UNLIKELY(c->reader != NULL) && (cmd->flags & CMD_READONLY) && !run->tracked) {
+        run->tracked = true;       /* as Redis: a read tracks the script's declared keys */
+        ctx_track_keys(c);
+    }
     sub.waiter = NULL;
     sub.block = false;
     sub.timed_out = true;          /* blocking commands do not block in a script */
     sub.may_rerun = false;
     sub.rerun_mask = 0;
+    rk_conn_ops.monitor_script(c->worker, NULL, run->db, sc->argc, sc->argv);
     command_call(&sub);
     rk_arena = &c->worker->shard.arena;   /* db.c pointed it at the shards the command touched */
     c->dirty += sub.dirty;
@@ -338,7 +373,7 @@ static void publish_busy(struct script_run *run) {
     atomic_store_explicit(&b->held, run->held, memory_order_relaxed);
     atomic_store_explicit(&b->busy, true, memory_order_release);
     atomic_fetch_add_explicit(&busy_count, 1, memory_order_release);
-    client_controls_busy(true);
+    rk_conn_ops.busy(true);
     run->busy = true;
     host_logf(SCRIPT_LOG_WARNING,
            "Slow script detected: still in execution after %lld milliseconds. You can try killing the script "
@@ -351,7 +386,7 @@ static void unpublish_busy(struct script_run *run) {
     struct busy_slot *b = &busy_slots[run->c->worker->id];
     atomic_store_explicit(&b->busy, false, memory_order_release);
     atomic_fetch_sub_explicit(&busy_count, 1, memory_order_release);
-    client_controls_busy(false);
+    rk_conn_ops.busy(false);
     rbuf_free(&b->command);
 }
 
@@ -361,13 +396,13 @@ static void unpublish_busy(struct script_run *run) {
 static int host_tick(void *ctx) {
     struct script_run *run = ctx;
     struct worker *w = run->c->worker;
-    tx_service_takes(w);   /* a script of another thread may spin on our answer */
+    rk_conn_ops.service_takes(w);   /* a script of another thread may spin on our answer */
     if (!run->busy) {
         long long threshold = CONFIG_GET(busy_reply_threshold);
         if ((long long)mstime_now() - run->start_ms < threshold) return SCRIPT_GO_ON;
         publish_busy(run);
     }
-    worker_serve_while_busy(w, run->caller);
+    rk_conn_ops.serve_while_busy(w, run->caller);
     if (atomic_load_explicit(&srv.shutdown, memory_order_relaxed)) return SCRIPT_KILL;
     return atomic_load_explicit(&busy_slots[w->id].kill, memory_order_relaxed) ? SCRIPT_KILL : SCRIPT_GO_ON;
 }
@@ -394,11 +429,12 @@ void script_host_run(struct cmd_ctx *c, const struct script_target *t, const str
         .caller = c->client,
     };
     run.key_len = learned_key(t->function, t->id, key);
+    if (c->client && c->may_rerun) rk_conn_ops.monitor_script(w, c->client, c->db, c->argc, c->argv);
     const struct script_host host = { .ctx = &run, .call = host_call, .tick = host_tick, .log = host_log };
     int res = t->function ? script_fcall(st->engine, t->id, argv, argc, nkeys, &host, &c->r)
                           : script_run(st->engine, t->id, argv, argc, nkeys, &host, &c->r);
     if (run.busy) unpublish_busy(&run);
-    if (run.taken) tx_release_taken(w, run.taken);
+    if (run.taken) rk_conn_ops.release_taken(w, run.taken);
     if (res == SCRIPT_RESULT_NOT_FOUND)
         reply_error(&c->r, t->function ? SCRIPT_ERR_NO_FUNCTION : SCRIPT_ERR_NOSCRIPT);
 }

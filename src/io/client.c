@@ -282,7 +282,7 @@ static enum exec_result execute(struct client *c, int argc, struct slice *argv, 
     const struct command *cmd = rt.cmd;
     /* CLIENT PAUSE and MONITOR (controls.h): one relaxed load while off */
     if (RK_UNLIKELY(client_controls_on())) {
-        enum ctl_verdict v = client_controls_check(c, &rt);
+        enum ctl_verdict v = client_controls_check(c, &rt, argc, argv);
         if (v != CTL_RUN) return v == CTL_WAIT ? EXEC_WAIT : EXEC_DONE;
     }
     w->stats.commands++;

@@ -42,7 +42,7 @@ static inline bool client_controls_on(void) {
 
 /* execute()'s slow path, after routing, before anything runs. */
 enum ctl_verdict { CTL_RUN, CTL_WAIT, CTL_DONE };
-enum ctl_verdict client_controls_check(struct client *c, const struct route *rt);
+enum ctl_verdict client_controls_check(struct client *c, const struct route *rt, int argc, const struct slice *argv);
 
 /* pause.c */
 void pause_clients(struct worker *w, long long end_ms, bool all);   /* CLIENT PAUSE */

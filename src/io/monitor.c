@@ -184,8 +184,7 @@ void monitor_format(struct rbuf *b, long sec, long usec, int db, const char *add
     rbuf_append(b, "\r\n", 2);
 }
 
-static void feed(struct client *c, int db, int argc, const struct slice *argv) {
-    struct worker *w = c->w;
+static void feed_line(struct worker *w, int db, const char *addr, int argc, const struct slice *argv) {
     struct monitor_local *ml = &mon[w->id];
     uint64_t mask = atomic_load_explicit(&rk_controls.monitor_threads, memory_order_relaxed);
     if (!mask) return;
@@ -193,7 +192,7 @@ static void feed(struct client *c, int db, int argc, const struct slice *argv) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     b->len = 0;
-    monitor_format(b, (long)ts.tv_sec, ts.tv_nsec / 1000, db, c->addr, argc, argv);
+    monitor_format(b, (long)ts.tv_sec, ts.tv_nsec / 1000, db, addr, argc, argv);
     while (mask) {
         unsigned t = (unsigned)__builtin_ctzll(mask);
         mask &= mask - 1;
@@ -210,6 +209,15 @@ static void feed(struct client *c, int db, int argc, const struct slice *argv) {
         rbuf_append(&ml->out[t]->req, b->buf, b->len);
         ml->pending |= 1ull << t;
     }
+}
+
+static void feed(struct client *c, int db, int argc, const struct slice *argv) {
+    feed_line(c->w, db, c->addr, argc, argv);
+}
+
+void monitor_feed_script(struct worker *w, const struct client *caller, int db, int argc, const struct slice *argv) {
+    if (atomic_load_explicit(&rk_controls.ctl, memory_order_relaxed) >> 32)
+        feed_line(w, db, caller ? caller->addr : "lua", argc, argv);
 }
 
 void client_monitor_feed(struct client *c, int argc, const struct slice *argv) {

@@ -132,12 +132,21 @@ void unpause_clients(struct worker *w) {
     if (was) wake_others(w);
 }
 
+/* A command's flags as PAUSE WRITE sees them: a script's are those its
+ * shebang declares (script_host.h). */
+static uint32_t flags_of(const struct client *c, const struct command *cmd, int argc, const struct slice *argv) {
+    if (RK_UNLIKELY(cmd->flags & CMD_SCRIPT)) return script_command_flags(c->w, cmd, argc, argv);
+    return cmd->flags;
+}
+
 /* Is cmd one that PAUSE WRITE holds? EXEC is, when its queue holds one. */
-static bool pausable_write(const struct client *c, const struct command *cmd) {
-    if (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) return true;
+static bool pausable_write(const struct client *c, const struct command *cmd, int argc, const struct slice *argv) {
+    if (flags_of(c, cmd, argc, argv) & (CMD_WRITE | CMD_MAY_REPLICATE)) return true;
     if (cmd->proc == cmd_exec && c->multi)
-        for (size_t i = 0; i < c->multi->n; i++)
-            if (c->multi->cmds[i].cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) return true;
+        for (size_t i = 0; i < c->multi->n; i++) {
+            const struct queued_cmd *q = &c->multi->cmds[i];
+            if (flags_of(c, q->cmd, q->argc, q->argv) & (CMD_WRITE | CMD_MAY_REPLICATE)) return true;
+        }
     return false;
 }
 
@@ -201,14 +210,20 @@ void client_pause_tick(struct worker *w) {
     }
 }
 
-/* A command refused before it runs: EXEC will answer EXECABORT. */
-static enum ctl_verdict refuse(struct client *c, const char *err) {
-    if (c->multi) c->multi->aborted = true;
+/* A command refused before it runs: EXEC will answer EXECABORT; EXEC
+ * itself ends the transaction with its reason, as Redis's execCommandAbort. */
+static enum ctl_verdict refuse(struct client *c, const struct command *cmd, const char *err) {
     bool queued;
     struct rbuf *out = client_reply_target(c, &queued);
     size_t start = out->len;
     struct reply r = { out, c->resp };
-    reply_error(&r, err);
+    if (cmd->proc == cmd_exec && c->multi) {
+        reply_errorf(&r, "EXECABORT Transaction discarded because of: %s", err);
+        client_reset_transaction(c);
+    } else {
+        if (c->multi) c->multi->aborted = true;
+        reply_error(&r, err);
+    }
     client_reply_written(c, out, start, queued, c->reply_off || c->reply_skip);
     c->reply_skip = 0;
     return CTL_DONE;
@@ -234,28 +249,29 @@ static const char *busy_refusal(struct client *c, const struct route *rt) {
     return script_busy_refusal(rt->keyspace ? rt->mask : 0);
 }
 
-enum ctl_verdict client_controls_check(struct client *c, const struct route *rt) {
+enum ctl_verdict client_controls_check(struct client *c, const struct route *rt, int argc, const struct slice *argv) {
     const struct command *cmd = rt->cmd;
     uint64_t ctl = atomic_load_explicit(&rk_controls.ctl, memory_order_relaxed);
     if (RK_UNLIKELY(ctl & CTL_BUSY_MASK) || c->w->serving_busy) {
         const char *err = busy_refusal(c, rt);
-        if (err) return refuse(c, err);
+        if (err) return refuse(c, cmd, err);
     }
     if (c->flags & CF_MONITOR) {
         /* A monitor is a replica to Redis: it may not touch the keyspace. */
         if (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))
-            return refuse(c, "ERR Replica can't interact with the keyspace");
+            return refuse(c, cmd, "ERR Replica can't interact with the keyspace");
     } else if (type_of(ctl) != PAUSE_OFF && c->block_deadline_ms == 0) {
         enum pause_type t = pause_type_now(c->w->now_ms);
-        if (t == PAUSE_ALL || (t == PAUSE_WRITE && pausable_write(c, cmd))) {
+        if (t == PAUSE_ALL || (t == PAUSE_WRITE && pausable_write(c, cmd, argc, argv))) {
             pause_client(c, t);
             return CTL_WAIT;
         }
     }
     /* Monitors see what runs, after it ran, as Redis's call() feeds them:
-     * not administrative commands, not commands queued by MULTI (EXEC
+     * not administrative commands, not scripts (the scripting host shows
+     * them before they run, then each command they call), not commands queued by MULTI (EXEC
      * shows them when it runs them: monitor.c), not EXEC with a queue. */
-    bool feed = (ctl >> 32) != 0 && !(cmd->flags & CMD_ADMIN);
+    bool feed = (ctl >> 32) != 0 && !(cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR));
     if (feed && c->multi) feed = (cmd->flags & CMD_TXCTL) && cmd->proc != cmd_unwatch &&
                                  !(cmd->proc == cmd_exec && !c->multi->aborted);
     if (feed) c->flags |= CF_MON_FEED;

@@ -378,7 +378,11 @@ int server_start(void) {
                                      .tracking_reset = client_tracking_reset,
                                      .pause = pause_clients, .unpause = unpause_clients,
                                      .monitor = client_monitor_start, .set_mode = client_set_mode,
-                                     .reset_controls = client_reset_controls };
+                                     .reset_controls = client_reset_controls,
+                                     .take_shard_now = tx_take_now, .release_taken = tx_release_taken,
+                                     .service_takes = tx_service_takes, .busy = client_controls_busy,
+                                     .serve_while_busy = worker_serve_while_busy,
+                                     .monitor_script = monitor_feed_script };
 
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
