@@ -17,6 +17,8 @@
  */
 #include "ringkv/script_host.h"
 #include "ringkv/config.h"
+#include "ringkv/db.h"
+#include "ringkv/entry.h"
 #include "ringkv/dispatch.h"
 #include "ringkv/hashmap.h"
 #include "ringkv/server.h"
@@ -218,7 +220,10 @@ struct script_run {
     uint64_t taken;              /* ...of which taken while it ran (tx_take_now) */
     int db;                      /* the script's database */
     bool read_only;
-    bool effects;                /* ran a command with effects (write, publish): cannot run again */
+    bool effects;                /* did what the journal cannot undo (publish, FLUSHALL, ...): cannot run again */
+    bool can_undo;               /* may stop and run again: journal its writes */
+    struct undo_rec *undo;       /* the keys it wrote, as they were before (journal) */
+    size_t nundo, undo_cap;
     bool wrote;                  /* ran a write command: unkillable */
     bool busy;                   /* published as busy */
     bool tracked;                /* its declared keys are tracked for the caller */
@@ -266,6 +271,90 @@ static bool take_shards(struct script_run *run, uint64_t missing) {
     return true;
 }
 
+/* ---- the undo journal ----
+ *
+ * A run that may still stop for a shard it cannot take (and run again from
+ * scratch) keeps, before each write, a copy of every key the write names
+ * as it was (or that it was absent), the first time the run writes it.
+ * Stopping puts them back, newest first; a run that finishes drops them.
+ * What a key copy cannot undo makes the run final instead: PUBLISH, and
+ * writes to keys the command does not name (FLUSHALL, SWAPDB, MOVE, COPY
+ * to another database). */
+
+#define UNDO_MAX 256
+
+struct undo_rec {
+    int db;
+    struct kv_entry *was;        /* NULL: absent */
+    size_t klen;
+    char *key;
+};
+
+static bool undo_has(const struct script_run *run, int db, struct slice key) {
+    for (size_t i = 0; i < run->nundo; i++)
+        if (run->undo[i].db == db && slice_eq((struct slice){ run->undo[i].key, run->undo[i].klen }, key)) return true;
+    return false;
+}
+
+/* The write in sub is undoable: its named keys are journaled. */
+static bool journal_write(struct script_run *run, struct cmd_ctx *sub) {
+    const struct command *cmd = sub->cmd;
+    if ((cmd->flags & CMD_ALLSHARDS) || cmd->proc == cmd_move || cmd->proc == cmd_swapdb) return false;
+    if (cmd->proc == cmd_copy)
+        for (int i = 3; i < sub->argc; i++)
+            if (slice_eq_nocase(sub->argv[i], "db")) return false;
+    int small[16];
+    int *pos = sub->argc <= 16 ? small : rk_malloc((size_t)sub->argc * sizeof *pos);
+    int n = command_key_positions(cmd, sub->argc, sub->argv, pos, sub->argc);
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++) {
+        struct slice key = sub->argv[pos[i]];
+        if (undo_has(run, sub->db, key)) continue;
+        if (run->nundo == UNDO_MAX) { ok = false; break; }
+        if (run->nundo == run->undo_cap) {
+            run->undo_cap = run->undo_cap ? run->undo_cap * 2 : 8;
+            run->undo = rk_realloc(run->undo, run->undo_cap * sizeof *run->undo);
+        }
+        struct kv_entry *e = db_lookup(sub, key, LOOKUP_NOEXPIRE);   /* points rk_arena at key's shard */
+        struct undo_rec *u = &run->undo[run->nundo++];
+        u->db = sub->db;
+        u->was = e ? entry_with_key(e, key, false) : NULL;
+        u->klen = key.len;
+        u->key = rk_malloc(key.len ? key.len : 1);
+        memcpy(u->key, key.ptr, key.len);
+    }
+    if (pos != small) free(pos);
+    rk_arena = &run->c->worker->shard.arena;
+    return ok;
+}
+
+/* Put every journaled key back as it was, newest first (restore), or just
+ * forget them. */
+static void journal_end(struct script_run *run, bool restore) {
+    struct cmd_ctx k = *run->c;
+    k.multi = true;
+    k.client = NULL;
+    for (size_t i = run->nundo; i-- > 0;) {
+        struct undo_rec *u = &run->undo[i];
+        if (restore) {
+            struct slice key = { u->key, u->klen };
+            k.db = u->db;
+            db_delete(&k, key);
+            if (u->was) {
+                db_lookup(&k, key, LOOKUP_NOEXPIRE);
+                db_insert(&k, u->was);
+                u->was = NULL;
+            }
+        }
+        entry_free(u->was);
+        free(u->key);
+    }
+    rk_arena = &run->c->worker->shard.arena;
+    free(run->undo);
+    run->undo = NULL;
+    run->nundo = run->undo_cap = 0;
+}
+
 static int host_call(void *ctx, const struct script_call *sc, struct rbuf *out) {
     struct script_run *run = ctx;
     struct cmd_ctx *c = run->c;
@@ -303,7 +392,8 @@ static int host_call(void *ctx, const struct script_call *sc, struct rbuf *out) 
     }
     uint64_t missing = rt.mask & ~run->held;
     if (RK_UNLIKELY(missing) && !take_shards(run, missing)) {
-        if (!run->effects && c->may_rerun) {
+        if (!run->effects && run->can_undo) {
+            journal_end(run, true);
             c->rerun_mask = run->held | learned_mask(run->st, run->key, run->key_len);
             return SCRIPT_ABORT;
         }
@@ -315,7 +405,7 @@ static int host_call(void *ctx, const struct script_call *sc, struct rbuf *out) 
         reply_to_script(out, sc->resp, ERR_NOREPLICAS);
         return SCRIPT_GO_ON;
     }
-    if (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) run->effects = true;
+    if ((cmd->flags & CMD_MAY_REPLICATE) && !(cmd->flags & CMD_WRITE)) run->effects = true;
     if ((cmd->flags & CMD_WRITE) && !run->wrote) {
         run->wrote = true;
         if (run->busy) atomic_store_explicit(&busy_slots[c->worker->id].wrote, true, memory_order_relaxed);
@@ -347,6 +437,7 @@ static int host_call(void *ctx, const struct script_call *sc, struct rbuf *out) 
     sub.may_rerun = false;
     sub.rerun_mask = 0;
     rk_conn_ops.monitor_script(c->worker, NULL, run->db, sc->argc, sc->argv);
+    if ((cmd->flags & CMD_WRITE) && run->can_undo && !run->effects && !journal_write(run, &sub)) run->effects = true;
     command_call(&sub);
     rk_arena = &c->worker->shard.arena;   /* db.c pointed it at the shards the command touched */
     c->dirty += sub.dirty;
@@ -427,12 +518,14 @@ void script_host_run(struct cmd_ctx *c, const struct script_target *t, const str
         .read_only = t->ro_command || (!(t->flags & SCRIPT_FLAG_EVAL_COMPAT) && (t->flags & SCRIPT_FLAG_NO_WRITES)),
         .start_ms = (long long)mstime_now(),
         .caller = c->client,
+        .can_undo = c->may_rerun && srv.nworkers > 1,
     };
     run.key_len = learned_key(t->function, t->id, key);
     if (c->client && c->may_rerun) rk_conn_ops.monitor_script(w, c->client, c->db, c->argc, c->argv);
     const struct script_host host = { .ctx = &run, .call = host_call, .tick = host_tick, .log = host_log };
     int res = t->function ? script_fcall(st->engine, t->id, argv, argc, nkeys, &host, &c->r)
                           : script_run(st->engine, t->id, argv, argc, nkeys, &host, &c->r);
+    if (run.nundo) journal_end(&run, false);
     if (run.busy) unpublish_busy(&run);
     if (run.taken) rk_conn_ops.release_taken(w, run.taken);
     if (res == SCRIPT_RESULT_NOT_FOUND)
