@@ -238,9 +238,10 @@ static bool replicas_ok(void) {
     return CONFIG_GET(min_replicas_to_write) == 0 || CONFIG_GET(min_replicas_max_lag) == 0;
 }
 
-#define ERR_UNDECLARED_SHARD                                                                        \
-    "ERR the script used a key it did not declare, on a shard another client held; it had written " \
-    "already so it could not run again: declare the key, or retry (its next run holds that shard)"
+#define ERR_UNDECLARED_SHARD                                                                          \
+    "ERR the script used a key it did not declare, on a shard another client held, after a command "  \
+    "that cannot be undone (or inside MULTI), so it could not run again: declare the key, or retry " \
+    "(its next run holds that shard)"
 
 static void reply_to_script(struct rbuf *out, uint8_t resp, const char *err) {
     struct reply r = { out, resp };
@@ -254,6 +255,10 @@ static void script_select(struct script_run *run, const struct slice *argv, stru
     if (db < 0 || db >= (long long)run->c->shard->ndb) { reply_error(r, ERR_DB_INDEX); return; }
     run->db = (int)db;
     reply_ok(r);
+}
+
+static uint64_t all_shards_mask(void) {
+    return srv.nworkers >= 64 ? ~0ull : (1ull << srv.nworkers) - 1;
 }
 
 /* Take the shards in missing. false: one was not free (the run must stop). */
@@ -277,11 +282,23 @@ static bool take_shards(struct script_run *run, uint64_t missing) {
  * scratch) keeps, before each write, a copy of every key the write names
  * as it was (or that it was absent), the first time the run writes it.
  * Stopping puts them back, newest first; a run that finishes drops them.
- * What a key copy cannot undo makes the run final instead: PUBLISH, and
+ * What a key copy cannot undo makes the run final instead: PUBLISH,
  * writes to keys the command does not name (FLUSHALL, SWAPDB, MOVE, COPY
- * to another database). */
+ * to another database), and values too big to copy on every run. A run
+ * that holds every shard cannot need another, so it keeps no journal. */
 
 #define UNDO_MAX 256
+#define UNDO_MAX_BYTES (16 * 1024)   /* a bigger value makes the run final instead */
+
+/* Roughly what copying e costs: its block and, for a collection kept
+ * apart from it, its object (sampled). */
+static size_t entry_weight(const struct kv_entry *e) {
+    size_t n = entry_alloc_size(e);
+    unsigned type = entry_type(e);
+    if (type != OBJ_STRING && !(e->meta & ENTRY_INLINE) && obj_ops_by_type[type]->usage)
+        n += obj_ops_by_type[type]->usage(entry_obj(e), 5);
+    return n;
+}
 
 struct undo_rec {
     int db;
@@ -316,6 +333,7 @@ static bool journal_write(struct script_run *run, struct cmd_ctx *sub) {
             run->undo = rk_realloc(run->undo, run->undo_cap * sizeof *run->undo);
         }
         struct kv_entry *e = db_lookup(sub, key, LOOKUP_NOEXPIRE);   /* points rk_arena at key's shard */
+        if (e && entry_weight(e) > UNDO_MAX_BYTES) { ok = false; break; }
         struct undo_rec *u = &run->undo[run->nundo++];
         u->db = sub->db;
         u->was = e ? entry_with_key(e, key, false) : NULL;
@@ -437,7 +455,9 @@ static int host_call(void *ctx, const struct script_call *sc, struct rbuf *out) 
     sub.may_rerun = false;
     sub.rerun_mask = 0;
     rk_conn_ops.monitor_script(c->worker, NULL, run->db, sc->argc, sc->argv);
-    if ((cmd->flags & CMD_WRITE) && run->can_undo && !run->effects && !journal_write(run, &sub)) run->effects = true;
+    if ((cmd->flags & CMD_WRITE) && run->can_undo && !run->effects && run->held != all_shards_mask() &&
+        !journal_write(run, &sub))
+        run->effects = true;
     command_call(&sub);
     rk_arena = &c->worker->shard.arena;   /* db.c pointed it at the shards the command touched */
     c->dirty += sub.dirty;
