@@ -536,7 +536,7 @@ void script_host_run(struct cmd_ctx *c, const struct script_target *t, const str
         .c = c, .st = st, .target = t, .key = key, .db = c->db,
         .held = srv.nworkers == 1 ? ~0ull : c->held ? c->held : 1ull << c->shard->id,
         .read_only = t->ro_command || (!(t->flags & SCRIPT_FLAG_EVAL_COMPAT) && (t->flags & SCRIPT_FLAG_NO_WRITES)),
-        .start_ms = (long long)mstime_now(),
+        .start_ms = c->now_ms,   /* the loop's clock: no clock read per script */
         .caller = c->client,
         .can_undo = c->may_rerun && srv.nworkers > 1,
     };
