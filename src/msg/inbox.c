@@ -98,8 +98,18 @@ static void free_msg_list(struct xmsg *m) {
     }
 }
 
-/* At exit, after every thread stopped: free what this worker still owns. */
+/* At exit, after every thread stopped: free what this worker still owns,
+ * and what was still on its way to it (a release sent as the server
+ * stopped, ...). */
 void xshard_teardown(struct worker *w) {
+    for (unsigned s = 0; s < srv.nworkers; s++) {
+        if (s == w->id) continue;
+        struct xmsg *m;
+        while ((m = spsc_pop(ring_between(s, w->id)))) {
+            m->next = NULL;
+            free_msg_list(m);
+        }
+    }
     for (unsigned t = 0; t < srv.nworkers; t++) {
         free_msg_list(w->free_batches[t]);
         if (w->out_batch[t]) free_msg_list(w->out_batch[t]);
