@@ -32,17 +32,14 @@ struct route {
 };
 
 /* Where the router stands: this thread's shard, how many there are, and
- * what this thread learned of its scripts (script_host.h; NULL: nothing). */
-struct script_thread;
+ * what its caller knows of scripts: script_mask (NULL: nothing) gives the
+ * shards a script (CMD_SCRIPT) is known to use beyond its declared keys,
+ * from scripts (the scripting host's learned masks, script_host.h). */
 struct route_env {
     unsigned self, nshards;
-    const struct script_thread *scripts;
+    uint64_t (*script_mask)(const void *scripts, const struct command *cmd, int argc, const struct slice *argv);
+    const void *scripts;
 };
-
-/* The shards this thread has seen the script of an EVAL/EVALSHA/FCALL use
- * beyond its declared keys (script_host.c). */
-uint64_t script_route_mask(const struct script_thread *st, const struct command *cmd, int argc,
-                           const struct slice *argv);
 
 static inline bool route_is_error(const struct route *rt) { return rt->kind >= ROUTE_UNKNOWN; }
 

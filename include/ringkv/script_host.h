@@ -40,6 +40,10 @@ struct script_thread;
 struct script_engine *script_thread_engine(struct worker *w);
 /* At exit. */
 void script_thread_free(struct worker *w);
+/* The shards this thread has seen the script of an EVAL/EVALSHA/FCALL use
+ * beyond its declared keys (scripts: w->scripting): the router's
+ * route_env.script_mask. */
+uint64_t script_route_mask(const void *scripts, const struct command *cmd, int argc, const struct slice *argv);
 
 /* What to run: an EVAL script (by its SHA1) or a function (by name). */
 struct script_target {

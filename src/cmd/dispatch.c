@@ -13,7 +13,7 @@
  * Blocking commands and WATCH are never forwarded: they run where all their
  * keys are held, locally or as a transaction, with the client's identity.
  * Nor are scripts (CMD_SCRIPT): they hold the shards of their declared keys
- * and those this thread learned they use (script_route_mask), and one
+ * and those their caller says they use (route_env.script_mask), and one
  * without keys holds this thread's shard. The connection layer (client.c) acts
  * on the verdict. With one thread every command routes locally, except those
  * with a per_shard hook (CLIENT LIST/KILL), which take the transaction path
@@ -88,7 +88,7 @@ void dispatch_route(struct route *rt, int argc, const struct slice *argv, bool a
     } else {
         mask = env->nshards == 1 ? 0 : key_shards(cmd, argc, argv, argv1_shard);
         if (RK_UNLIKELY(cmd->flags & CMD_SCRIPT) && env->nshards > 1) {
-            mask |= script_route_mask(env->scripts, cmd, argc, argv);
+            if (env->script_mask) mask |= env->script_mask(env->scripts, cmd, argc, argv);
             if (mask == 0) mask = self;   /* no keys: its own shard, held */
         }
     }

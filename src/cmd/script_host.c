@@ -96,8 +96,8 @@ static void learn(struct script_thread *st, const char *key, size_t len, uint64_
     hashmap_set(st->learned, (struct slice){ key, len }, (struct slice){ (const char *)&m, sizeof m });
 }
 
-uint64_t script_route_mask(const struct script_thread *st, const struct command *cmd, int argc,
-                           const struct slice *argv) {
+uint64_t script_route_mask(const void *scripts, const struct command *cmd, int argc, const struct slice *argv) {
+    const struct script_thread *st = scripts;
     if (!st || !hashmap_count(st->learned) || argc < 2) return 0;
     char key[ID_MAX];
     size_t len;
@@ -377,7 +377,7 @@ static int host_call(void *ctx, const struct script_call *sc, struct rbuf *out) 
     struct script_run *run = ctx;
     struct cmd_ctx *c = run->c;
     struct route rt;
-    const struct route_env env = { c->worker->id, srv.nworkers, NULL };
+    const struct route_env env = { c->worker->id, srv.nworkers, NULL, NULL };
     dispatch_route(&rt, sc->argc, sc->argv, true, &env, -1);
     if (rt.kind == ROUTE_UNKNOWN || rt.kind == ROUTE_UNKNOWN_SUB) {
         reply_to_script(out, sc->resp, SCRIPT_ERR_UNKNOWN_COMMAND);

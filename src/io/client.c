@@ -23,6 +23,7 @@
  * A client is freed only when no io_uring operation refers to it any more
  * (pending_ops == 0), so a late completion never touches freed memory.
  */
+#include "ringkv/script_host.h"
 #include "ringkv/server.h"
 #include "ringkv/config.h"
 #include "ringkv/dispatch.h"
@@ -272,7 +273,7 @@ static enum exec_result run_routed(struct client *c, const struct route *rt, int
 static enum exec_result execute(struct client *c, int argc, struct slice *argv, int argv1_shard) {
     struct worker *w = c->w;
     struct route rt;
-    const struct route_env env = { w->id, srv.nworkers, w->scripting };
+    const struct route_env env = { w->id, srv.nworkers, script_route_mask, w->scripting };
     dispatch_route(&rt, argc, argv, c->flags & CF_AUTHED, &env, argv1_shard);
     if (RK_UNLIKELY(route_is_error(&rt))) {
         if (c->multi) c->multi->aborted = true;   /* EXEC will answer EXECABORT */
