@@ -23,8 +23,8 @@
  * Long scripts: past busy-reply-threshold a script is "busy". Its thread
  * serves its other clients from inside the script (BUSY to all but
  * SCRIPT/FUNCTION KILL, SHUTDOWN and the other allow-busy commands), other
- * threads answer BUSY to commands that touch its shards or no shard at
- * all, and SCRIPT KILL / FUNCTION KILL from any thread stop it unless it
+ * threads answer BUSY to commands that touch its shards (all of them
+ * when it declared no keys) or no shard at all, and SCRIPT KILL / FUNCTION KILL from any thread stop it unless it
  * has written.
  */
 #ifndef RINGKV_SCRIPT_HOST_H
@@ -67,8 +67,8 @@ uint32_t script_command_flags(struct worker *w, const struct command *cmd, int a
 /* SCRIPT KILL (eval) / FUNCTION KILL: the reply. */
 void script_host_kill(struct cmd_ctx *c, bool eval);
 
-/* A busy script holds the shards in mask (0: no key): the BUSY error a
- * command of another client gets, or NULL when it may run. */
+/* The BUSY error a command of another client touching the shards in mask
+ * (0: no key) gets from a busy script, or NULL when it may run. */
 const char *script_busy_refusal(uint64_t mask);
 
 /* The Lua states' memory, over every thread (INFO memory). */

@@ -155,7 +155,7 @@ struct busy_slot {
     _Atomic bool busy;           /* past busy-reply-threshold */
     _Atomic bool kill;           /* SCRIPT KILL / FUNCTION KILL asked */
     _Atomic bool wrote;          /* called a write command: unkillable */
-    _Atomic uint64_t held;
+    _Atomic uint64_t reach;      /* the shards whose clients get BUSY */
     bool eval;                   /* EVAL (else a function); set before busy */
     long long start_ms;
     char name[ID_MAX];           /* the function's name */
@@ -169,7 +169,7 @@ const char *script_busy_refusal(uint64_t mask) {
     for (unsigned t = 0; t < srv.nworkers; t++) {
         struct busy_slot *b = &busy_slots[t];
         if (!atomic_load_explicit(&b->busy, memory_order_acquire)) continue;
-        if (mask && !(mask & atomic_load_explicit(&b->held, memory_order_relaxed))) continue;
+        if (mask && !(mask & atomic_load_explicit(&b->reach, memory_order_relaxed))) continue;
         return b->eval ? SCRIPT_ERR_BUSY_EVAL : SCRIPT_ERR_BUSY_FUNCTION;
     }
     return NULL;
@@ -227,9 +227,17 @@ struct script_run {
     bool wrote;                  /* ran a write command: unkillable */
     bool busy;                   /* published as busy */
     bool tracked;                /* its declared keys are tracked for the caller */
+    bool keyless;                /* declared no keys: may reach any shard */
     long long start_ms;
     struct client *caller;       /* the connection (NULL when none) */
 };
+
+/* Who a busy run refuses: the clients of the shards it holds; everyone
+ * when it declared no keys, since such a script may reach any key (and
+ * Redis refuses everyone). */
+static uint64_t busy_reach(const struct script_run *run) {
+    return run->keyless ? ~0ull : run->held;
+}
 
 #define ERR_NOREPLICAS "NOREPLICAS Not enough good replicas to write."
 
@@ -271,7 +279,7 @@ static bool take_shards(struct script_run *run, uint64_t missing) {
         if (!rk_conn_ops.take_shard_now(w, s)) return false;
         run->held |= 1ull << s;
         run->taken |= 1ull << s;
-        if (run->busy) atomic_store_explicit(&busy_slots[w->id].held, run->held, memory_order_relaxed);
+        if (run->busy) atomic_store_explicit(&busy_slots[w->id].reach, busy_reach(run), memory_order_relaxed);
     }
     return true;
 }
@@ -481,7 +489,7 @@ static void publish_busy(struct script_run *run) {
     for (int i = 0; i < run->c->argc; i++) reply_bulk(&r, run->c->argv[i].ptr, run->c->argv[i].len);
     atomic_store_explicit(&b->kill, false, memory_order_relaxed);
     atomic_store_explicit(&b->wrote, run->wrote, memory_order_relaxed);
-    atomic_store_explicit(&b->held, run->held, memory_order_relaxed);
+    atomic_store_explicit(&b->reach, busy_reach(run), memory_order_relaxed);
     atomic_store_explicit(&b->busy, true, memory_order_release);
     atomic_fetch_add_explicit(&busy_count, 1, memory_order_release);
     rk_conn_ops.busy(true);
@@ -539,6 +547,7 @@ void script_host_run(struct cmd_ctx *c, const struct script_target *t, const str
         .start_ms = c->now_ms,   /* the loop's clock: no clock read per script */
         .caller = c->client,
         .can_undo = c->may_rerun && srv.nworkers > 1,
+        .keyless = nkeys == 0,
     };
     run.key_len = learned_key(t->function, t->id, key);
     if (c->client && c->may_rerun) rk_conn_ops.monitor_script(w, c->client, c->db, c->argc, c->argv);

@@ -132,10 +132,9 @@ static void own_directory(struct worker *w, enum ps_kind k, struct slice name, i
     }
     struct rbuf *p = &local_of(w)->pending;
     uint32_t len = (uint32_t)name.len;
-    char hdr[5] = { (char)k, (char)(delta > 0 ? 1 : -1) };
-    memcpy(hdr + 1, &len, 4);
-    rbuf_append(p, hdr, 2);
-    rbuf_append(p, hdr + 1, 4);
+    char hdr[6] = { (char)k, (char)(delta > 0 ? 1 : -1) };   /* kind, delta, length */
+    memcpy(hdr + 2, &len, 4);
+    rbuf_append(p, hdr, sizeof hdr);
     rbuf_append(p, name.ptr, name.len);
 }
 

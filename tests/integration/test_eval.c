@@ -640,6 +640,72 @@ static void test_busy_function(void **state) {
     OK(f->c, "FUNCTION FLUSH");
 }
 
+/* Who a busy script refuses: a keyless one every key on every shard (as
+ * Redis: it may reach any key); one that declared keys the clients of its
+ * shards, while other shards serve on. */
+static void test_busy_reach(void **state) {
+    struct fixture *f = FIX(state);
+    struct busy_conns b;
+    busy_open(f, &b);
+    redisContext *run = b.all[0];
+    char keys[MAX_THREADS][32];
+    for (int s = 0; s < shards(); s++) key_on_shard("ev:reach", s, keys[s]);
+    send_only(run, "EVAL %s 0", LOOP_BODY);
+    for (int i = 1; i < b.n; i++) {
+        wait_busy(b.all[i], BUSY_EVAL);
+        for (int s = 0; s < shards(); s++) ERR(b.all[i], BUSY_EVAL, "INCR %s", keys[s]);
+    }
+    OK(b.all[b.n - 1], "SCRIPT KILL");
+    expect_error_has(next_reply(run), "Script killed by user with");
+    if (shards() > 1) {
+        send_only(run, "EVAL %s 1 %s", LOOP_BODY, keys[0]);
+        for (int i = 1; i < b.n; i++) {
+            wait_busy(b.all[i], BUSY_EVAL);
+            ERR(b.all[i], BUSY_EVAL, "INCR %s", keys[0]);
+            /* not the spare (last): it may share the runner's thread */
+            if (i < b.n - 1) INT(b.all[i], i, "INCR %s", keys[1]);
+        }
+        OK(b.all[b.n - 1], "SCRIPT KILL");
+        expect_error_has(next_reply(run), "Script killed by user with");
+    }
+    busy_close(f, &b);
+}
+
+/* A subscriber that goes away while a script of another thread holds its
+ * thread's shard: its thread's directory learns it at the release, and no
+ * message counts it afterwards. */
+static void test_busy_subscriber_gone(void **state) {
+    struct fixture *f = FIX(state);
+    if (shards() < 2) skip();
+    struct busy_conns b;
+    busy_open(f, &b);
+    redisContext *sub = b.all[1];   /* thread 1: the script runs on thread 0 */
+    redisReply *r = cmd(sub, "PSUBSCRIBE foo*");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 3);
+    assert_int_equal(r->element[2]->integer, 1);
+    freeReplyObject(r);
+    INT(b.all[0], 1, "PUBSUB NUMPAT");
+    char keys[MAX_THREADS][32];
+    for (int s = 0; s < shards(); s++) key_on_shard("ev:gone", s, keys[s]);
+    send_only(b.all[0], "EVAL %s 2 %s %s", LOOP_BODY, keys[0], keys[1]);
+    wait_busy(b.all[b.n - 1], BUSY_EVAL);
+    redisFree(sub);
+    b.all[1] = h_connect(&f->srv);
+    ERR(b.all[1], BUSY_EVAL, "PING");   /* a later connection: the close was read by then */
+    h_sleep_ms(50);
+    OK(b.all[b.n - 1], "SCRIPT KILL");
+    expect_error_has(next_reply(b.all[0]), "Script killed by user with");
+    redisContext *every[MAX_THREADS];
+    int n = connect_every_thread(f, every);
+    for (int i = 0; i < n; i++) {
+        INT(every[i], 0, "PUBLISH foo.bar m");
+        INT(every[i], 0, "PUBSUB NUMPAT");
+    }
+    free_conns(every, n);
+    busy_close(f, &b);
+}
+
 /* Prints the server's log, to explain a bad exit; true when a line has
  * needle. */
 static bool print_log(const char *path, const char *needle) {
@@ -821,6 +887,8 @@ int main(void) {
         cmocka_unit_test_setup(test_keyless_and_select, h_flushall),
         cmocka_unit_test_setup(test_busy_kill, h_flushall),
         cmocka_unit_test_setup(test_busy_function, h_flushall),
+        cmocka_unit_test_setup(test_busy_reach, h_flushall),
+        cmocka_unit_test_setup(test_busy_subscriber_gone, h_flushall),
     };
     const struct CMUnitTest shutdown_tests[] = {
         cmocka_unit_test_setup(test_unkillable, h_noop_setup),
