@@ -74,6 +74,7 @@ struct key_spec {
     bool keynum;
     int8_t a, b, c;              /* range: lastkey, keystep, limit; keynum: keynumidx, firstkey, keystep */
     const char *notes;           /* NULL: none */
+    const char *keyword;         /* begin_search by keyword (XREAD's STREAMS), from argument `begin` on; NULL: by index */
 };
 
 /* A command's key specs (src/cmd/command_keyspecs.c): one, or two when
@@ -133,6 +134,14 @@ struct cmd_ctx {
     bool timed_out;              /* in: the wait is over, reply the timeout reply */
     bool rerun;                  /* in: woken after waiting: a key of another type is just not ready */
     long long block_timeout_ms;  /* out: the wait's timeout (0 = forever) */
+    /* in/out: what a blocking command keeps from its first run to the
+     * runs after it was woken (XREAD's "$" as the IDs it meant then); the
+     * connection empties it once the command is done. NULL: none. */
+    struct rbuf *block_memo;
+    /* in: a non-consuming waiter (XREAD, XREADGROUP): every write to its
+     * keys wakes it, not just the first in line (db.h) */
+    bool block_every;
+    bool in_script;              /* called by a script (redis.call) */
     /* client-side caching (cmd_tracking.c) */
     const struct block_record *reader;   /* in: a read-only command records its keys for this client (NULL: none) */
     uint32_t origin_worker, origin_idx, origin_gen;   /* a forwarded command's client (worker UINT32_MAX: none) */
@@ -249,6 +258,8 @@ extern const struct command list_commands[];
 extern const struct command hash_commands[];
 extern const struct command set_commands[];
 extern const struct command zset_commands[];
+extern const struct command stream_commands[];
+extern const struct command stream_group_commands[];
 extern const struct command multi_commands[];
 extern const struct command bits_commands[];
 extern const struct command pubsub_commands[];

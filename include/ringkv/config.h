@@ -59,6 +59,7 @@ struct rk_config {
     long long list_max_listpack_size;
     long long list_compress_depth;  /* quicklist nodes kept raw at each end; 0 = no compression */
     long long hash_max_listpack_entries, hash_max_listpack_value;
+    long long stream_node_max_bytes, stream_node_max_entries;
     long long set_max_intset_entries, set_max_listpack_entries, set_max_listpack_value;
     long long zset_max_listpack_entries, zset_max_listpack_value;
     /* the config file given at start (absolute path), or NULL */

@@ -27,7 +27,7 @@
 
 #include "ringkv/common.h"
 
-enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4 };
+enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_STREAM = 5 };
 
 #define ENTRY_TYPE_MASK 0x07
 #define ENTRY_EXPIRE    0x08   /* an expire_at_ms field is present */

@@ -95,6 +95,8 @@ size_t lp_find(const struct listpack *lp, size_t pos, struct slice s, unsigned s
 /* ------------------------------------------------------------- changing */
 
 void lp_push(struct listpack **lpp, struct slice s, bool tail);
+/* Append n elements at the tail with one reallocation (per 16). */
+void lp_append_many(struct listpack **lpp, const struct slice *s, size_t n);
 /*
  * Remove the first (tail false) or last element. Its value goes to *out: a
  * string is copied into buf (buf->len is reset first) and out->str points

@@ -33,6 +33,10 @@ void reply_null_array(struct reply *r);                           /* *-1 / _ */
 void reply_array(struct reply *r, size_t n);                      /* *n */
 void reply_push(struct reply *r, size_t n);                       /* >n / *n: out-of-band data */
 void reply_map(struct reply *r, size_t n);                        /* %n / *2n */
+/* A header for elements already written from byte `at` of the output on
+ * (their count known only once written): *n, or %n / *2n. */
+void reply_array_at(struct reply *r, size_t at, size_t n);
+void reply_map_at(struct reply *r, size_t at, size_t n);
 void reply_set(struct reply *r, size_t n);                        /* ~n / *n */
 void reply_double(struct reply *r, double d);                     /* ,d / bulk */
 void reply_bool(struct reply *r, bool b);                         /* #t / :1 */

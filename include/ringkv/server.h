@@ -108,6 +108,7 @@ struct client {
     long long block_deadline_ms;   /* 0: not blocked yet; LLONG_MAX: no timeout */
     bool block_timed_out;
     size_t block_cmd_len;          /* bytes of the blocked command at the front of `in` */
+    struct rbuf block_memo;        /* what the blocked command keeps across its runs (cmd_ctx.block_memo) */
     struct client *next_blocked;   /* w->blocked */
     /* MULTI/EXEC and WATCH */
     struct multi_queue *multi;     /* non-NULL between MULTI and EXEC/DISCARD */
@@ -309,6 +310,7 @@ struct tx_request {
     bool rerun;                      /* woken after waiting (cmd_ctx.rerun) */
     struct block_record waiter;      /* who waits if it blocks (or watches: CMD_IDENTITY) */
     size_t cmd_len;                  /* its bytes in the client's input */
+    struct rbuf *block_memo;         /* the client's (cmd_ctx.block_memo) */
     struct multi_queue *exec;        /* EXEC: the queue to run (the transaction owns it) */
     bool track;                      /* client-side caching: record its reads for `reader` */
     struct block_record reader;

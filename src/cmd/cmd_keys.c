@@ -41,7 +41,7 @@
 /* Redis's OBJ_ENCODING_EMBSTR_SIZE_LIMIT. */
 #define EMBSTR_MAX 44
 
-static const char *const type_names[] = { "string", "list", "set", "zset", "hash" };
+static const char *const type_names[] = { "string", "list", "set", "zset", "hash", "stream" };
 
 static const char *type_name(const struct kv_entry *e) {
     if (!e) return "none";

@@ -36,6 +36,9 @@ void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
     ctx->timed_out = false;
     ctx->rerun = false;
     ctx->block_timeout_ms = 0;
+    ctx->block_memo = NULL;
+    ctx->block_every = false;
+    ctx->in_script = false;
 }
 
 

@@ -19,9 +19,11 @@
 
 #include <stdlib.h>
 
-#define RANGE(lastkey, keystep, limit) false, lastkey, keystep, limit, NULL
-#define KEYNUM(keynumidx, firstkey, keystep) true, keynumidx, firstkey, keystep, NULL
-#define RANGE_NOTES(lastkey, keystep, limit, notes) false, lastkey, keystep, limit, notes
+#define RANGE(lastkey, keystep, limit) false, lastkey, keystep, limit, NULL, NULL
+#define KEYNUM(keynumidx, firstkey, keystep) true, keynumidx, firstkey, keystep, NULL, NULL
+#define RANGE_NOTES(lastkey, keystep, limit, notes) false, lastkey, keystep, limit, notes, NULL
+/* begin_search by keyword: the spec's begin is where the search starts */
+#define RANGE_AFTER(keyword, lastkey, keystep, limit) false, lastkey, keystep, limit, NULL, keyword
 
 static const struct command_key_specs specs[] = {
     { "append", 1, { { KS_RW | KS_INSERT, 1, RANGE(0, 1, 0) } } },
@@ -42,16 +44,16 @@ static const struct command_key_specs specs[] = {
     { "decr", 1, { { KS_RW | KS_ACCESS | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
     { "decrby", 1, { { KS_RW | KS_ACCESS | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
     { "del", 1, { { KS_RM | KS_DELETE, 1, RANGE(-1, 1, 0) } } },
-    { "eval", 1, { { KS_RW | KS_ACCESS | KS_UPDATE, 2, true, 0, 1, 1, "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE" } } },
-    { "eval_ro", 1, { { KS_RO | KS_ACCESS, 2, true, 0, 1, 1, "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS" } } },
+    { "eval", 1, { { KS_RW | KS_ACCESS | KS_UPDATE, 2, true, 0, 1, 1, "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE", NULL } } },
+    { "eval_ro", 1, { { KS_RO | KS_ACCESS, 2, true, 0, 1, 1, "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS", NULL } } },
     { "evalsha", 1, { { KS_RW | KS_ACCESS | KS_UPDATE, 2, KEYNUM(0, 1, 1) } } },
     { "evalsha_ro", 1, { { KS_RO | KS_ACCESS, 2, KEYNUM(0, 1, 1) } } },
     { "exists", 1, { { KS_RO, 1, RANGE(-1, 1, 0) } } },
     { "expire", 1, { { KS_RW | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
     { "expireat", 1, { { KS_RW | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
     { "expiretime", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
-    { "fcall", 1, { { KS_RW | KS_ACCESS | KS_UPDATE, 2, true, 0, 1, 1, "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE" } } },
-    { "fcall_ro", 1, { { KS_RO | KS_ACCESS, 2, true, 0, 1, 1, "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS" } } },
+    { "fcall", 1, { { KS_RW | KS_ACCESS | KS_UPDATE, 2, true, 0, 1, 1, "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE", NULL } } },
+    { "fcall_ro", 1, { { KS_RO | KS_ACCESS, 2, true, 0, 1, 1, "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS", NULL } } },
     { "get", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
     { "getbit", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
     { "getdel", 1, { { KS_RW | KS_ACCESS | KS_DELETE, 1, RANGE(0, 1, 0) } } },
@@ -144,6 +146,27 @@ static const struct command_key_specs specs[] = {
     { "type", 1, { { KS_RO, 1, RANGE(0, 1, 0) } } },
     { "unlink", 1, { { KS_RM | KS_DELETE, 1, RANGE(-1, 1, 0) } } },
     { "watch", 1, { { KS_RO, 1, RANGE(-1, 1, 0) } } },
+    { "xack", 1, { { KS_RW | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
+    { "xadd", 1, { { KS_RW | KS_UPDATE, 1, RANGE_NOTES(0, 1, 0, "UPDATE instead of INSERT because of the optional trimming feature") } } },
+    { "xautoclaim", 1, { { KS_RW | KS_DELETE, 1, RANGE(0, 1, 0) } } },
+    { "xclaim", 1, { { KS_RW | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
+    { "xdel", 1, { { KS_RW | KS_DELETE, 1, RANGE(0, 1, 0) } } },
+    { "xgroup|create", 1, { { KS_RW | KS_INSERT, 2, RANGE(0, 1, 0) } } },
+    { "xgroup|createconsumer", 1, { { KS_RW | KS_INSERT, 2, RANGE(0, 1, 0) } } },
+    { "xgroup|delconsumer", 1, { { KS_RW | KS_DELETE, 2, RANGE(0, 1, 0) } } },
+    { "xgroup|destroy", 1, { { KS_RW | KS_DELETE, 2, RANGE(0, 1, 0) } } },
+    { "xgroup|setid", 1, { { KS_RW | KS_UPDATE, 2, RANGE(0, 1, 0) } } },
+    { "xinfo|consumers", 1, { { KS_RO | KS_ACCESS, 2, RANGE(0, 1, 0) } } },
+    { "xinfo|groups", 1, { { KS_RO | KS_ACCESS, 2, RANGE(0, 1, 0) } } },
+    { "xinfo|stream", 1, { { KS_RO | KS_ACCESS, 2, RANGE(0, 1, 0) } } },
+    { "xlen", 1, { { KS_RO, 1, RANGE(0, 1, 0) } } },
+    { "xpending", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
+    { "xrange", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
+    { "xread", 1, { { KS_RO | KS_ACCESS, 1, RANGE_AFTER("STREAMS", -1, 1, 2) } } },
+    { "xreadgroup", 1, { { KS_RO | KS_ACCESS, 4, RANGE_AFTER("STREAMS", -1, 1, 2) } } },
+    { "xrevrange", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
+    { "xsetid", 1, { { KS_RW | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
+    { "xtrim", 1, { { KS_RW | KS_DELETE, 1, RANGE(0, 1, 0) } } },
     { "zadd", 1, { { KS_RW | KS_UPDATE, 1, RANGE(0, 1, 0) } } },
     { "zcard", 1, { { KS_RO, 1, RANGE(0, 1, 0) } } },
     { "zcount", 1, { { KS_RO | KS_ACCESS, 1, RANGE(0, 1, 0) } } },
@@ -247,10 +270,17 @@ static void spec_reply(struct reply *r, const struct key_spec *s) {
     reply_bulk_cstr(r, "begin_search");
     reply_map(r, 2);
     reply_bulk_cstr(r, "type");
-    reply_bulk_cstr(r, "index");
+    reply_bulk_cstr(r, s->keyword ? "keyword" : "index");
     reply_bulk_cstr(r, "spec");
-    reply_map(r, 1);
-    reply_int_field(r, "index", s->begin);
+    if (s->keyword) {
+        reply_map(r, 2);
+        reply_bulk_cstr(r, "keyword");
+        reply_bulk_cstr(r, s->keyword);
+        reply_int_field(r, "startfrom", s->begin);
+    } else {
+        reply_map(r, 1);
+        reply_int_field(r, "index", s->begin);
+    }
     reply_bulk_cstr(r, "find_keys");
     reply_map(r, 2);
     reply_bulk_cstr(r, "type");

@@ -287,7 +287,7 @@ static const struct command commands[] = {
 /* Every group of commands, each ended by an entry whose name is NULL. */
 static const struct command *const groups[] = {
     commands, list_commands, hash_commands, set_commands, zset_commands, multi_commands, bits_commands,
-    pubsub_commands, script_commands,
+    pubsub_commands, script_commands, stream_commands, stream_group_commands,
 };
 
 #define MAX_COMMANDS 400

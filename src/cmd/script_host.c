@@ -460,6 +460,8 @@ static int host_call(void *ctx, const struct script_call *sc, struct rbuf *out) 
     sub.waiter = NULL;
     sub.block = false;
     sub.timed_out = true;          /* blocking commands do not block in a script */
+    sub.in_script = true;
+    sub.block_memo = NULL;
     sub.may_rerun = false;
     sub.rerun_mask = 0;
     rk_conn_ops.monitor_script(c->worker, NULL, run->db, sc->argc, sc->argv);

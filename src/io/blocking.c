@@ -67,6 +67,7 @@ void client_block(struct client *c, long long timeout_ms, size_t cmd_len) {
 }
 
 void client_unblocked(struct client *c) {
+    c->block_memo.len = 0;
     c->block_deadline_ms = 0;
     c->block_ticket = 0;
     c->block_timed_out = false;

@@ -142,6 +142,7 @@ void client_free_now(struct client *c) {
     }
     multi_queue_free(c->multi);
     rbuf_free(&c->watched_keys);
+    rbuf_free(&c->block_memo);
     free(c->name);
     free(c->lib_name);
     free(c->lib_ver);

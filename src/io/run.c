@@ -35,6 +35,7 @@ bool client_run_local(struct client *c, const struct command *cmd, int argc, str
         ctx.waiter = &self;
         ctx.timed_out = c->block_timed_out;
         ctx.rerun = c->block_deadline_ms != 0;
+        ctx.block_memo = &c->block_memo;
     }
     ctx.may_rerun = cmd->flags & CMD_SCRIPT;
     command_call(&ctx);
@@ -66,6 +67,7 @@ void client_start_tx(struct client *c, const struct command *cmd, uint64_t mask,
         req.timed_out = c->block_timed_out;
         req.rerun = c->block_deadline_ms != 0;
         req.cmd_len = c->cur_cmd_len;
+        req.block_memo = &c->block_memo;
     }
     c->wait = WAIT_TX;
     tx_start(c->w, &req);

@@ -413,6 +413,7 @@ bool (*db_expire_paused_hook)(long long now_ms);
 struct waiter {
     struct block_record r;
     uint64_t ticket;
+    bool every;                 /* reads without consuming (streams): woken by every signal */
 };
 
 static bool same_client(const struct block_record *a, const struct block_record *b) {
@@ -426,13 +427,25 @@ static bool key_present(struct cmd_ctx *c, struct shard *s, struct slice key) {
     return slot && !key_is_expired(*slot, c->now_ms);
 }
 
-/* Wake the first waiter of registry key wk (records recs) if key has a
- * value. */
+/* Wake the first consuming waiter of a key (records recs) if key has a
+ * value, and with `every` (a write to the key, not a turn passed on) each
+ * non-consuming one, whether the key has a value or not: a stream's
+ * readers all see what was added, and XREADGROUP learns that its stream
+ * or group went. */
+static void wake(struct cmd_ctx *c, struct shard *s, struct slice key, struct slice recs, bool every) {
+    bool present = key_present(c, s, key), first_done = false;
+    for (size_t off = 0; off + sizeof(struct waiter) <= recs.len; off += sizeof(struct waiter)) {
+        struct waiter w;
+        memcpy(&w, recs.ptr + off, sizeof w);
+        bool go = w.every ? every : present && !first_done;
+        if (!w.every) first_done = true;
+        if (go && db_ready_hook) db_ready_hook(c, &w.r);
+        if (first_done && !every) break;
+    }
+}
+
 static void wake_first(struct cmd_ctx *c, struct shard *s, struct slice key, struct slice recs) {
-    if (recs.len < sizeof(struct waiter) || !key_present(c, s, key)) return;
-    struct waiter first;
-    memcpy(&first, recs.ptr, sizeof first);
-    if (db_ready_hook) db_ready_hook(c, &first.r);
+    wake(c, s, key, recs, false);
 }
 
 void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record *r, uint64_t ticket) {
@@ -440,7 +453,7 @@ void db_block_on(struct cmd_ctx *c, struct slice key, const struct block_record 
     if (!s->waiters) s->waiters = hashmap_new(true);
     struct rbuf k = {0}, v = {0};
     struct slice wk = db_registry_key(&k, c->db, key), old;
-    struct waiter self = { *r, ticket ? ticket : UINT64_MAX };
+    struct waiter self = { *r, ticket ? ticket : UINT64_MAX, c->block_every };
     /* Keep the other records in line, but not this client's earlier ones
      * (a client polling with a timeout would pile them up) nor dead ones,
      * and go in before the first that was taken up later: a command that
@@ -517,7 +530,7 @@ void db_signal_ready(struct cmd_ctx *c, struct slice key) {
     if (RK_LIKELY(!s->waiters || hashmap_count(s->waiters) == 0)) return;
     struct rbuf k = {0};
     struct slice wk = db_registry_key(&k, c->db, key), recs;
-    if (hashmap_get(s->waiters, wk, &recs)) wake_first(c, s, key, recs);
+    if (hashmap_get(s->waiters, wk, &recs)) wake(c, s, key, recs, true);
     rbuf_free(&k);
 }
 

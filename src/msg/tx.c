@@ -348,6 +348,7 @@ static void run_item(struct tx *tx, struct tx_item *it, struct tx_outcome *out) 
         ctx.waiter = &req->waiter;
         ctx.timed_out = req->timed_out;
         ctx.rerun = req->rerun;
+        ctx.block_memo = req->block_memo;
     }
     if (req->track) ctx.reader = &req->reader;
     if (req->exec && req->exec->by_seq) {

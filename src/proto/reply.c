@@ -182,6 +182,27 @@ void reply_array(struct reply *r, size_t n) {
     add_hdr(r, '*', (long long)n);
 }
 
+/* The header goes in front of what was written since `at`: those bytes
+ * move up by the header's length (a few bytes), which is cheaper than
+ * walking the data twice to count it first. */
+static void insert_hdr(struct reply *r, size_t at, char prefix, long long v) {
+    char hdr[HDR_MAX];
+    size_t n = put_hdr(hdr, prefix, v);
+    rbuf_reserve(r->out, n);
+    memmove(r->out->buf + at + n, r->out->buf + at, r->out->len - at);
+    memcpy(r->out->buf + at, hdr, n);
+    r->out->len += n;
+}
+
+void reply_array_at(struct reply *r, size_t at, size_t n) {
+    insert_hdr(r, at, '*', (long long)n);
+}
+
+void reply_map_at(struct reply *r, size_t at, size_t n) {
+    if (is_resp3(r)) insert_hdr(r, at, '%', (long long)n);
+    else insert_hdr(r, at, '*', (long long)(n * 2));
+}
+
 void reply_push(struct reply *r, size_t n) {
     add_hdr(r, is_resp3(r) ? '>' : '*', (long long)n);
 }

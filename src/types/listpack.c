@@ -399,6 +399,28 @@ void lp_push(struct listpack **lpp, struct slice s, bool tail) {
     insert_at(lpp, tail ? (*lpp)->bytes : LP_HDR_SIZE, s);
 }
 
+void lp_append_many(struct listpack **lpp, const struct slice *s, size_t n) {
+    while (n) {
+        struct enc e[16];
+        size_t k = n < 16 ? n : 16, add = 0;
+        for (size_t i = 0; i < k; i++) {
+            encode_for(*lpp, s[i], &e[i]);
+            add += e[i].total;
+        }
+        size_t old = (*lpp)->bytes;
+        if (add > LP_MAX_BYTES - old) resize(lpp, (size_t)-1);   /* aborts */
+        resize(lpp, old + add);
+        unsigned char *p = lp_base(*lpp) + old;
+        for (size_t i = 0; i < k; i++) {
+            write_elem(p, &e[i]);
+            p += e[i].total;
+        }
+        (*lpp)->count += (uint32_t)k;
+        s += k;
+        n -= k;
+    }
+}
+
 size_t lp_insert_before(struct listpack **lpp, size_t pos, struct slice s) {
     return insert_at(lpp, pos, s);
 }

@@ -14,6 +14,7 @@
 #include "ringkv/hashmap.h"
 #include "ringkv/list_obj.h"
 #include "ringkv/set_obj.h"
+#include "ringkv/stream.h"
 #include "ringkv/zset_obj.h"
 
 const struct obj_ops *obj_ops_by_type[8] = {
@@ -21,6 +22,7 @@ const struct obj_ops *obj_ops_by_type[8] = {
     [OBJ_SET] = &set_obj_ops,
     [OBJ_ZSET] = &zset_obj_ops,
     [OBJ_HASH] = &hash_obj_ops,
+    [OBJ_STREAM] = &stream_obj_ops,
 };
 
 size_t obj_alloc_size(const void *p) {
