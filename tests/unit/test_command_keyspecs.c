@@ -23,6 +23,15 @@ static int spec_positions(const struct command_key_specs *ks, int argc, const st
         const struct key_spec *s = &ks->spec[i];
         int first = s->begin, last, step;
         if (first >= argc) continue;
+        if (s->keyword) {
+            /* the keys follow the keyword; limit 2: half of what is left */
+            while (first < argc && strcasecmp(argv[first].ptr, s->keyword) != 0) first++;
+            first++;
+            int count = argc - first;
+            if (s->c > 1) count /= s->c;
+            for (int p = first; p < first + count; p += s->b) pos[n++] = p;
+            continue;
+        }
         if (!s->keynum) {
             last = s->a >= 0 ? first + s->a : argc + s->a;
             step = s->b;
@@ -55,6 +64,8 @@ static int make_request(const struct command *cmd, const struct command_key_spec
     if (bar) argv[1] = (struct slice){ bar + 1, strlen(bar + 1) };   /* the subcommand's name */
     for (unsigned i = 0; i < ks->n; i++)
         if (ks->spec[i].keynum) argv[ks->spec[i].begin + ks->spec[i].a] = SLICE_LIT("2");
+    for (unsigned i = 0; i < ks->n; i++)   /* the keyword where the search starts, then a key and its pair */
+        if (ks->spec[i].keyword) argv[argc - 3] = (struct slice){ ks->spec[i].keyword, strlen(ks->spec[i].keyword) };
     return argc;
 }
 
