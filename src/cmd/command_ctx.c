@@ -44,7 +44,8 @@ void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
 
 /* A write command changed something: clients blocked on its keys are
  * woken (they run their command again and wait on if it finds nothing);
- * SWAPDB wakes the waiters of both databases. WATCH is not told here but
+ * SWAPDB wakes the waiters of both databases, FLUSHDB and FLUSHALL those
+ * of what they emptied. WATCH is not told here but
  * by each change as it happens (db_changed), so only keys that really
  * changed are touched. */
 static void wrote_key(struct cmd_ctx *c, int db, struct slice key) {
@@ -56,7 +57,13 @@ static void wrote_key(struct cmd_ctx *c, int db, struct slice key) {
 
 void ctx_wrote_slow(struct cmd_ctx *c) {
     const struct command *cmd = c->cmd;
-    if (cmd->proc == cmd_flushall || cmd->proc == cmd_flushdb) return;   /* nothing left to serve */
+    if (cmd->proc == cmd_flushall || cmd->proc == cmd_flushdb) {
+        /* nothing left to serve, but XREADGROUP learns its stream went */
+        if (cmd->proc == cmd_flushdb) db_signal_ready_db(c, c->db);
+        else
+            for (unsigned d = 0; d < c->shard->ndb; d++) db_signal_ready_db(c, (int)d);
+        return;
+    }
     if (cmd->proc == cmd_swapdb) {
         long long a, b;
         if (c->argc == 3 && str_to_ll(c->argv[1].ptr, c->argv[1].len, &a) &&
