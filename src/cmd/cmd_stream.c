@@ -673,6 +673,7 @@ static void xread_generic(struct cmd_ctx *c, bool xreadgroup) {
         if (groups[i]) {
             bool created;
             consumer = stream_consumer_get(c, groups[i], a.consumer, &created);
+            if (created) notify(c, NOTIFY_STREAM, "xgroup-createconsumer", key);
         }
         long long count = a.count;
         if (c->rerun && !count) count = XREAD_BLOCKED_DEFAULT_COUNT;
