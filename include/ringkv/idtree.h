@@ -9,7 +9,10 @@
  * key, so every operation is O(log n): finding, inserting, removing, and
  * seeking an iterator to the first key >= or the last key <= a given ID.
  * Keys live packed in the nodes (16 bytes each, plus the 8-byte value), so
- * a tree of n keys costs close to 24 n bytes once full.
+ * a tree of n keys costs close to 24 n bytes once full. Small trees stay
+ * small: while the tree is a single node, that node is sized for its count
+ * (a tree of one key is 64 bytes with its header, of five 160), and only
+ * past 63 keys do nodes take their full 1520 bytes.
  *
  * An iterator is invalidated by any change to its tree; seek it again
  * after a change (idtree_seek with the last key seen).
@@ -38,7 +41,8 @@ struct idtree *idtree_new(void);
 /* Frees the tree; free_val (may be NULL) is called on every value first. */
 void idtree_free(struct idtree *t, void (*free_val)(void *val));
 size_t idtree_count(const struct idtree *t);
-/* Bytes the tree allocates (its nodes), for MEMORY USAGE. */
+/* Bytes the tree allocates (its header and nodes, as requested from the
+ * allocator), for MEMORY USAGE; 32 when empty. */
 size_t idtree_memory(const struct idtree *t);
 
 /* The value at id, or NULL. */

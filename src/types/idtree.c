@@ -1,9 +1,9 @@
 /*
  * The ID tree: a B+tree from stream IDs to pointers.
  *
- * Leaves hold up to LEAF_MAX keys in order with their values, in two fixed
- * arrays; inner nodes hold up to INNER_MAX children and the separators
- * between them. sep[i] (i >= 1) is a lower bound of child i and a strict
+ * Leaves hold up to LEAF_MAX keys in order with their values, in two
+ * arrays (keys, then values); inner nodes hold up to INNER_MAX children
+ * and the separators between them. sep[i] (i >= 1) is a lower bound of child i and a strict
  * upper bound of child i - 1; sep[0] is unused so that the indexes of
  * separators and children line up. A separator need not be a key still in
  * the tree: removals leave separators alone unless the children around one
@@ -29,6 +29,21 @@
  * below only when empty, and is merged away into its left neighbour. A root
  * left with one child is replaced by it.
  *
+ * Small trees. Every node is a block of 1520 bytes, which a stream of a
+ * few entries or a short pending list would pay in full for a handful of
+ * keys. So the leaf of a one-node tree (the root, while it is a leaf) is
+ * allocated for as many keys as the next step of LEAF_CAPS (1, 2, 3, 5, 7,
+ * ... 42, 63), and reallocated a step up when an insert finds it full; a
+ * tree of one key costs 32 bytes of node. Only once it holds LEAF_MAX keys
+ * does it split like any full leaf, and from then on every leaf has the
+ * full capacity, so large trees keep their 24.5 or so bytes per key. When
+ * removals leave the root leaf (or the root collapses onto a full-size
+ * leaf) more than one step above the smallest capacity that holds its
+ * keys, it is reallocated down to one step above that one; the step of
+ * slack keeps a tree that goes up and down by a key at a boundary from
+ * reallocating on every change. A resize copies at most 63 entries, as an
+ * insert into a leaf may move anyway.
+ *
  * Iteration has no leaf links to maintain: the iterator keeps the path
  * from the root and steps up to the nearest ancestor with a child left on
  * that side, then down its edge.
@@ -38,18 +53,35 @@
 
 #include "ringkv/idtree.h"
 
-/* 63 keys and their values plus the 8-byte count make 1520 bytes, just
+/* 63 keys and their values plus the 8-byte header make 1520 bytes, just
  * under the 1536-byte size class of mimalloc and jemalloc; inner nodes use
  * the same shape for the same reason. */
 #define LEAF_MAX  63
 #define INNER_MAX 63
 #define FILL_MIN  31   /* the smaller half of a split */
 
+/* A leaf holds cap keys and then cap values. cap is LEAF_MAX in every leaf
+ * but the root of a one-node tree, whose capacity follows its count
+ * through LEAF_CAPS (see "Small trees" above). */
 struct leaf {
     uint32_t n;
-    struct stream_id key[LEAF_MAX];
-    void *val[LEAF_MAX];
+    uint32_t cap;
+    struct stream_id key[];   /* key[cap], then void *val[cap] */
 };
+
+static inline size_t leaf_size(uint32_t cap) {
+    return offsetof(struct leaf, key) + cap * (sizeof(struct stream_id) + sizeof(void *));
+}
+
+static inline void **leaf_vals(const struct leaf *l) {
+    return (void **)&l->key[l->cap];
+}
+
+/* Each capacity fills its allocation to within 16 bytes of a size class of
+ * mimalloc (and most of jemalloc's): 32, 56, 80, 128, 176 (192), 248 (256),
+ * 368 (384), 512, 752 (768), 1016 (1024) and 1520 (1536) bytes. */
+static const uint8_t LEAF_CAPS[] = { 1, 2, 3, 5, 7, 10, 15, 21, 31, 42, LEAF_MAX };
+#define NCAPS ((int)RK_ARRAY_LEN(LEAF_CAPS))
 
 struct inner {
     uint32_t n;                        /* children */
@@ -64,17 +96,58 @@ struct idtree {
     size_t bytes;     /* nodes allocated */
 };
 
+_Static_assert(offsetof(struct leaf, key) == 8 && sizeof(struct stream_id) == 16 &&
+               sizeof(struct inner) == 1520,
+               "a full leaf is as large as an inner node: 8 + 63 * 24 bytes");
 _Static_assert(FILL_MIN <= LEAF_MAX - (LEAF_MAX + 1) / 2 &&
                FILL_MIN <= INNER_MAX - (INNER_MAX + 1) / 2,
                "the smaller half of a split must keep FILL_MIN");
 
 /* ---------------------------------------------------------------- nodes */
 
-static struct leaf *leaf_new(struct idtree *t) {
-    struct leaf *l = rk_malloc(sizeof *l);
+static struct leaf *leaf_new(struct idtree *t, uint32_t cap) {
+    struct leaf *l = rk_malloc(leaf_size(cap));
     l->n = 0;
-    t->bytes += sizeof *l;
+    l->cap = cap;
+    t->bytes += leaf_size(cap);
     return l;
+}
+
+/* The index in LEAF_CAPS of a capacity, and of the smallest one that holds
+ * n keys. */
+static int cap_index(uint32_t cap) {
+    int i = 0;
+    while (i < NCAPS - 1 && LEAF_CAPS[i] < cap) i++;
+    return i;
+}
+
+static int fit_index(uint32_t n) {
+    return cap_index(n);
+}
+
+/* Move the root leaf l to a block of capacity cap (>= l->n); returns it.
+ * The values sit after the keys, so they move with the capacity. */
+static struct leaf *leaf_resize(struct idtree *t, struct leaf *l, uint32_t cap) {
+    size_t old = leaf_size(l->cap);
+    if (cap < l->cap) {
+        memmove(&l->key[cap], leaf_vals(l), l->n * sizeof(void *));
+        l->cap = cap;
+        l = rk_realloc(l, leaf_size(cap));
+    } else {
+        l = rk_realloc(l, leaf_size(cap));
+        memmove(&l->key[cap], leaf_vals(l), l->n * sizeof(void *));
+        l->cap = cap;
+    }
+    t->bytes = t->bytes - old + leaf_size(cap);
+    return l;
+}
+
+/* The root leaf keeps at most one capacity step above the smallest that
+ * holds its keys: shrink it when it has fallen further. */
+static void root_leaf_fit(struct idtree *t) {
+    struct leaf *l = t->root;
+    int want = fit_index(l->n) + 1;
+    if (want < cap_index(l->cap)) t->root = leaf_resize(t, l, LEAF_CAPS[want]);
 }
 
 static struct inner *inner_new(struct idtree *t) {
@@ -85,7 +158,7 @@ static struct inner *inner_new(struct idtree *t) {
 }
 
 static void node_free(struct idtree *t, void *node, bool is_leaf) {
-    t->bytes -= is_leaf ? sizeof(struct leaf) : sizeof(struct inner);
+    t->bytes -= is_leaf ? leaf_size(((struct leaf *)node)->cap) : sizeof(struct inner);
     free(node);
 }
 
@@ -113,15 +186,15 @@ static uint32_t inner_child(const struct inner *in, struct stream_id id) {
 
 static void leaf_insert_at(struct leaf *l, uint32_t pos, struct stream_id id, void *val) {
     memmove(&l->key[pos + 1], &l->key[pos], (l->n - pos) * sizeof l->key[0]);
-    memmove(&l->val[pos + 1], &l->val[pos], (l->n - pos) * sizeof l->val[0]);
+    memmove(&leaf_vals(l)[pos + 1], &leaf_vals(l)[pos], (l->n - pos) * sizeof(void *));
     l->key[pos] = id;
-    l->val[pos] = val;
+    leaf_vals(l)[pos] = val;
     l->n++;
 }
 
 static void leaf_remove_at(struct leaf *l, uint32_t pos) {
     memmove(&l->key[pos], &l->key[pos + 1], (l->n - pos - 1) * sizeof l->key[0]);
-    memmove(&l->val[pos], &l->val[pos + 1], (l->n - pos - 1) * sizeof l->val[0]);
+    memmove(&leaf_vals(l)[pos], &leaf_vals(l)[pos + 1], (l->n - pos - 1) * sizeof(void *));
     l->n--;
 }
 
@@ -155,7 +228,7 @@ static void free_subtree(void *node, int levels, void (*free_val)(void *val)) {
     if (levels == 1) {
         struct leaf *l = node;
         if (free_val)
-            for (uint32_t i = 0; i < l->n; i++) free_val(l->val[i]);
+            for (uint32_t i = 0; i < l->n; i++) free_val(leaf_vals(l)[i]);
     } else {
         struct inner *in = node;
         for (uint32_t i = 0; i < in->n; i++) free_subtree(in->child[i], levels - 1, free_val);
@@ -190,7 +263,7 @@ void *idtree_find(const struct idtree *t, struct stream_id id) {
     if (!t->root) return NULL;
     struct leaf *l = find_leaf(t, id);
     uint32_t pos = leaf_lower(l, id);
-    return pos < l->n && stream_id_cmp(l->key[pos], id) == 0 ? l->val[pos] : NULL;
+    return pos < l->n && stream_id_cmp(l->key[pos], id) == 0 ? leaf_vals(l)[pos] : NULL;
 }
 
 bool idtree_replace(struct idtree *t, struct stream_id id, void *val) {
@@ -198,7 +271,7 @@ bool idtree_replace(struct idtree *t, struct stream_id id, void *val) {
     struct leaf *l = find_leaf(t, id);
     uint32_t pos = leaf_lower(l, id);
     if (pos == l->n || stream_id_cmp(l->key[pos], id) != 0) return false;
-    l->val[pos] = val;
+    leaf_vals(l)[pos] = val;
     return true;
 }
 
@@ -232,10 +305,10 @@ static void descend(const struct idtree *t, struct stream_id id, struct path *p)
  * leaf, with the key in whichever half it belongs to. */
 static struct leaf *leaf_split(struct idtree *t, struct leaf *l, bool spine, uint32_t pos,
                                struct stream_id id, void *val) {
-    struct leaf *r = leaf_new(t);
+    struct leaf *r = leaf_new(t, LEAF_MAX);
     if (spine && pos == l->n) {
         r->key[0] = id;
-        r->val[0] = val;
+        leaf_vals(r)[0] = val;
         r->n = 1;
         return r;
     }
@@ -244,7 +317,7 @@ static struct leaf *leaf_split(struct idtree *t, struct leaf *l, bool spine, uin
     uint32_t m = (LEAF_MAX + 1) / 2;
     r->n = l->n - m;
     memcpy(r->key, &l->key[m], r->n * sizeof r->key[0]);
-    memcpy(r->val, &l->val[m], r->n * sizeof r->val[0]);
+    memcpy(leaf_vals(r), &leaf_vals(l)[m], r->n * sizeof(void *));
     l->n = m;
     if (pos <= m) leaf_insert_at(l, pos, id, val);
     else leaf_insert_at(r, pos - m, id, val);
@@ -275,7 +348,7 @@ static struct inner *inner_split(struct idtree *t, struct inner *in, bool spine,
 
 bool idtree_insert(struct idtree *t, struct stream_id id, void *val) {
     if (!t->root) {
-        struct leaf *l = leaf_new(t);
+        struct leaf *l = leaf_new(t, LEAF_CAPS[0]);
         leaf_insert_at(l, 0, id, val);
         t->root = l;
         t->height = 1;
@@ -289,7 +362,12 @@ bool idtree_insert(struct idtree *t, struct stream_id id, void *val) {
     uint32_t pos = leaf_lower(l, id);
     if (pos < l->n && stream_id_cmp(l->key[pos], id) == 0) return false;
     t->count++;
-    if (l->n < LEAF_MAX) {
+    if (l->n == l->cap && l->cap < LEAF_MAX) {
+        /* the root leaf of a one-node tree grows a step */
+        l = leaf_resize(t, l, LEAF_CAPS[cap_index(l->cap) + 1]);
+        t->root = l;
+    }
+    if (l->n < l->cap) {
         leaf_insert_at(l, pos, id, val);
         return true;
     }
@@ -322,7 +400,7 @@ bool idtree_insert(struct idtree *t, struct stream_id id, void *val) {
 static void leaf_merge(struct idtree *t, struct inner *parent, uint32_t a) {
     struct leaf *l = parent->child[a], *r = parent->child[a + 1];
     memcpy(&l->key[l->n], r->key, r->n * sizeof r->key[0]);
-    memcpy(&l->val[l->n], r->val, r->n * sizeof r->val[0]);
+    memcpy(&leaf_vals(l)[l->n], leaf_vals(r), r->n * sizeof(void *));
     l->n += r->n;
     node_free(t, r, true);
     inner_remove_at(parent, a + 1);
@@ -347,15 +425,15 @@ static void leaf_balance(struct inner *parent, uint32_t a) {
     if (l->n < want) {
         uint32_t k = want - l->n;
         memcpy(&l->key[l->n], r->key, k * sizeof r->key[0]);
-        memcpy(&l->val[l->n], r->val, k * sizeof r->val[0]);
+        memcpy(&leaf_vals(l)[l->n], leaf_vals(r), k * sizeof(void *));
         memmove(r->key, &r->key[k], (r->n - k) * sizeof r->key[0]);
-        memmove(r->val, &r->val[k], (r->n - k) * sizeof r->val[0]);
+        memmove(leaf_vals(r), &leaf_vals(r)[k], (r->n - k) * sizeof(void *));
     } else {
         uint32_t k = l->n - want;
         memmove(&r->key[k], r->key, r->n * sizeof r->key[0]);
-        memmove(&r->val[k], r->val, r->n * sizeof r->val[0]);
+        memmove(&leaf_vals(r)[k], leaf_vals(r), r->n * sizeof(void *));
         memcpy(r->key, &l->key[want], k * sizeof r->key[0]);
-        memcpy(r->val, &l->val[want], k * sizeof r->val[0]);
+        memcpy(leaf_vals(r), &leaf_vals(l)[want], k * sizeof(void *));
     }
     l->n = want;
     r->n = total - want;
@@ -425,10 +503,14 @@ static void rebalance(struct idtree *t, struct path *p, int d) {
         t->height--;
         node_free(t, old, false);
     }
-    if (t->height == 1 && ((struct leaf *)t->root)->n == 0) {
-        node_free(t, t->root, true);
-        t->root = NULL;
-        t->height = 0;
+    if (t->height == 1) {
+        if (((struct leaf *)t->root)->n == 0) {
+            node_free(t, t->root, true);
+            t->root = NULL;
+            t->height = 0;
+        } else {
+            root_leaf_fit(t);
+        }
     }
 }
 
@@ -440,7 +522,7 @@ bool idtree_remove(struct idtree *t, struct stream_id id, void **old) {
     struct leaf *l = p.node[d];
     uint32_t pos = leaf_lower(l, id);
     if (pos == l->n || stream_id_cmp(l->key[pos], id) != 0) return false;
-    if (old) *old = l->val[pos];
+    if (old) *old = leaf_vals(l)[pos];
     leaf_remove_at(l, pos);
     t->count--;
     rebalance(t, &p, d);
@@ -460,7 +542,7 @@ static struct leaf *edge_leaf(const struct idtree *t, bool last) {
 
 static void put(const struct leaf *l, uint32_t pos, struct stream_id *id, void **val) {
     if (id) *id = l->key[pos];
-    if (val) *val = l->val[pos];
+    if (val) *val = leaf_vals(l)[pos];
 }
 
 bool idtree_first(const struct idtree *t, struct stream_id *id, void **val) {
@@ -601,12 +683,19 @@ static bool check_node(const void *node, int d, int height, bool spine, struct b
     if (is_leaf) {
         const struct leaf *l = node;
         for (uint32_t i = 0; i < n; i++) {
-            CHECK(l->val[i] != NULL, "depth %d: NULL value at %u", d, i);
+            CHECK(leaf_vals(l)[i] != NULL, "depth %d: NULL value at %u", d, i);
             CHECK(in_bounds(l->key[i], b), "depth %d: key %u outside its separators", d, i);
             CHECK(i == 0 || stream_id_cmp(l->key[i - 1], l->key[i]) < 0, "depth %d: keys out of order at %u", d, i);
         }
+        if (d == 0) {
+            int c = cap_index(l->cap);
+            CHECK(c < NCAPS && LEAF_CAPS[c] == l->cap && n <= l->cap && c <= fit_index(n) + 1,
+                  "root leaf of %u keys with capacity %u", n, l->cap);
+        } else {
+            CHECK(l->cap == LEAF_MAX, "depth %d: leaf capacity %u", d, l->cap);
+        }
         *keys += n;
-        *bytes += sizeof *l;
+        *bytes += leaf_size(l->cap);
         return true;
     }
     const struct inner *in = node;

@@ -12,9 +12,14 @@
  * random ids. Runs grow the tree past three levels and shrink it back, so
  * splits, merges and rebalancing happen at every level.
  *
- * Dedicated tests cover the empty tree, the stream pattern (appends, then
- * removals from the front, and a sliding window), memory per key, and a
- * tree of 100000 random ids grown and emptied. All seeds are fixed.
+ * Dedicated tests cover the empty tree, small trees (a one-node tree's
+ * leaf grows with its count: the bytes of 1, 2 and 5 keys, every capacity
+ * step up to the split at 64 keys and back down to 1 and 0 from either end
+ * or in random order, inserts and removals that go back and forth at each
+ * step, and a big tree whose root collapses onto a leaf), the stream
+ * pattern (appends, then removals from the front, and a sliding window),
+ * memory per key, and a tree of 100000 random ids grown and emptied. All
+ * seeds are fixed.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -224,6 +229,17 @@ static struct stream_id pick_id(enum pattern p) {
     return gen_id(p);
 }
 
+/* A tree of at most 31 keys is a single leaf (two leaves hold at least 32),
+ * whose capacity stays within twice its count: its bytes over the empty
+ * tree's are the 8-byte leaf header and at most 48 per key (24 for one). */
+static void check_small_memory(const struct idtree *t, size_t empty) {
+    size_t n = idtree_count(t), bytes = idtree_memory(t) - empty;
+    if (n == 0) assert_int_equal(bytes, 0);
+    else if (n == 1) assert_true(bytes <= 8 + 2 * 24);
+    else if (n <= 31) assert_true(bytes <= 8 + 48 * n);
+    if (n > 0) assert_true(bytes >= 8 + 24 * n);
+}
+
 /* ---------------------------------------------------------------- random */
 
 static void random_op(struct idtree *t, enum pattern p, bool growing) {
@@ -301,7 +317,8 @@ static void random_run(uint64_t seed, enum pattern p, size_t target) {
         assert_true(idtree_remove(t, model[pos].id, &old));
         assert_ptr_equal(old, model[pos].val);
         model_remove_at(pos);
-        if (nmodel % 512 == 0) assert_true(idtree_check(t));
+        if (nmodel % 512 == 0 || nmodel < 64) assert_true(idtree_check(t));
+        if (nmodel <= 31) check_small_memory(t, empty);
     }
     assert_true(idtree_check(t));
     check_all(t, mview());
@@ -330,6 +347,16 @@ static void test_random_wide(void **state) {
     (void)state;
     random_run(424242, P_WIDE, 10000);
     random_run(7, P_WIDE, 300);
+}
+
+/* Around the split of the one-node tree: grow to 64-130 keys and back to
+ * one, several times. */
+static void test_random_small(void **state) {
+    (void)state;
+    random_run(0x51A11, P_DENSE, 64);
+    random_run(0x51A12, P_WIDE, 70);
+    random_run(0x51A13, P_SAME_MS, 130);
+    random_run(0x51A14, P_EXTREME, 100);
 }
 
 /* ---------------------------------------------------------------- empty */
@@ -416,6 +443,176 @@ static void test_empty(void **state) {
     assert_int_equal(freed, 5000);
     idtree_free(idtree_new(), count_free);
     assert_int_equal(freed, 5000);
+}
+
+/* ---------------------------------------------------------------- small */
+
+static struct mentry *append_ids(size_t n);
+
+static int tree_depth(const struct idtree *t) {
+    struct idtree_iter it;
+    idtree_seek(&it, t, STREAM_ID_MIN);
+    return it.depth;
+}
+
+/* One step of the small-tree tests: structure, every key both ways, and
+ * the memory bounds. */
+static void check_small(const struct idtree *t, size_t empty, const struct mentry *e, size_t n) {
+    assert_true(idtree_check(t));
+    check_all(t, (struct view){ e, n });
+    check_small_memory(t, empty);
+}
+
+static void test_small_memory(void **state) {
+    (void)state;
+    rng_state = 0x5A11;
+    struct idtree *t = idtree_new();
+    size_t empty = idtree_memory(t);
+    struct mentry e[5];
+    size_t mem[6];
+    for (size_t i = 0; i < 5; i++) {
+        e[i] = (struct mentry){ sid(1700000000000ULL + i, 0), new_val() };
+        assert_true(idtree_insert(t, e[i].id, e[i].val));
+        mem[i + 1] = idtree_memory(t);
+        check_small(t, empty, e, i + 1);
+    }
+    print_message("idtree: empty %zu bytes; 1 key %zu, 2 keys %zu, 5 keys %zu\n",
+                  empty, mem[1], mem[2], mem[5]);
+    assert_true(mem[1] <= 96);             /* counting the tree itself */
+    assert_true(mem[2] <= 96 + 24);
+    assert_true(mem[5] <= 96 + 4 * 48);
+    /* a one-key tree with free_val */
+    struct idtree *one = idtree_new();
+    assert_true(idtree_insert(one, sid(1, 1), new_val()));
+    freed = 0;
+    idtree_free(one, count_free);
+    assert_int_equal(freed, 1);
+    freed = 0;
+    idtree_free(t, count_free);
+    assert_int_equal(freed, 5);
+
+    /* many small trees, as many small streams or pending lists */
+    enum { TREES = 1000 };
+    struct idtree **ts = malloc(TREES * sizeof(*ts));
+    assert_non_null(ts);
+    size_t total = 0, keys = 0;
+    for (size_t i = 0; i < TREES; i++) {
+        ts[i] = idtree_new();
+        size_t n = 1 + i % 3;
+        for (size_t k = 0; k < n; k++) assert_true(idtree_insert(ts[i], sid(i, k), new_val()));
+        keys += n;
+        total += idtree_memory(ts[i]);
+    }
+    print_message("idtree: %d trees of 1-3 keys: %.1f bytes/tree\n", TREES, (double)total / TREES);
+    assert_true(total <= TREES * empty + keys * 48);
+    for (size_t i = 0; i < TREES; i++) idtree_free(ts[i], NULL);
+    free(ts);
+}
+
+/* Removal orders back down from the split tree of 64 keys. */
+enum { DRAIN_HIGH, DRAIN_LOW, DRAIN_RANDOM };
+
+static void test_small_steps(void **state) {
+    (void)state;
+    rng_state = 0x57E9;
+    enum { N = 64 };   /* one past a full leaf */
+    for (int order = DRAIN_HIGH; order <= DRAIN_RANDOM; order++) {
+        struct mentry e[N + 1];
+        struct idtree *t = idtree_new();
+        size_t empty = idtree_memory(t), mem[N + 1], steps = 0;
+        mem[0] = empty;
+        /* every capacity step on the way up, then the split */
+        for (size_t n = 1; n <= N; n++) {
+            e[n - 1] = (struct mentry){ sid(100, 2 * n), new_val() };
+            assert_true(idtree_insert(t, e[n - 1].id, e[n - 1].val));
+            mem[n] = idtree_memory(t);
+            assert_true(mem[n] >= mem[n - 1]);
+            if (mem[n] > mem[n - 1]) steps++;
+            check_small(t, empty, e, n);
+            assert_int_equal(tree_depth(t), n < N ? 1 : 2);
+            if (order == DRAIN_HIGH && n < N) {
+                /* a key in and out at every count, across each step: the
+                 * tree settles on one size with the key and one without */
+                struct stream_id x = sid(100, 2 * n - 1);   /* before the last key */
+                size_t with = 0, without = 0;
+                for (int k = 0; k < 4; k++) {
+                    assert_true(idtree_insert(t, x, new_val()));
+                    assert_true(idtree_check(t));
+                    assert_true(k == 0 || idtree_memory(t) == with);
+                    with = idtree_memory(t);
+                    assert_true(idtree_remove(t, x, NULL));
+                    assert_true(idtree_check(t));
+                    assert_true(k == 0 || idtree_memory(t) == without);
+                    without = idtree_memory(t);
+                    assert_true(without >= mem[n] && without <= with);
+                }
+                check_small(t, empty, e, n);
+            }
+        }
+        print_message("idtree: 63 keys %zu bytes, 64 keys %zu bytes, %zu capacity steps\n",
+                      mem[N - 1], mem[N], steps);
+        assert_true(steps >= 7);                 /* 1 ... 63 and the split */
+        assert_true(mem[N - 1] - empty <= 1536);
+        assert_true(mem[N] - empty >= 3 * (mem[N - 1] - empty) - 64);   /* three full-size nodes */
+
+        /* and back down to one key, then none */
+        size_t n = N, prev = idtree_memory(t);
+        while (n > 0) {
+            size_t k = order == DRAIN_HIGH ? n - 1 : order == DRAIN_LOW ? 0 : rnd_below(n);
+            void *old = NULL;
+            assert_true(idtree_remove(t, e[k].id, &old));
+            assert_ptr_equal(old, e[k].val);
+            memmove(&e[k], &e[k + 1], (n - k - 1) * sizeof(e[0]));
+            n--;
+            check_small(t, empty, e, n);
+            size_t now = idtree_memory(t);
+            assert_true(now <= prev);
+            prev = now;
+            if (n == 1) {
+                print_message("idtree: back to 1 key: %zu bytes\n", now);
+                assert_true(now <= 96);
+                /* and up again from one key: the leaf grows back */
+                for (size_t i = 0; i < 5; i++) {
+                    struct stream_id x = sid(200, i);
+                    assert_true(idtree_insert(t, x, new_val()));
+                    assert_true(idtree_check(t));
+                }
+                assert_true(idtree_memory(t) <= mem[6] + 48);
+                for (size_t i = 0; i < 5; i++) assert_true(idtree_remove(t, sid(200, i), NULL));
+                check_small(t, empty, e, n);
+                prev = idtree_memory(t);
+            }
+        }
+        assert_int_equal(idtree_memory(t), empty);
+        assert_int_equal(tree_depth(t), 0);
+        idtree_free(t, NULL);
+    }
+}
+
+/* A deep tree drained to a few keys: the root collapses onto a full-size
+ * leaf, which then shrinks to its count. */
+static void test_small_after_big(void **state) {
+    (void)state;
+    rng_state = 0xC011;
+    const size_t n0 = 5000;
+    for (int order = DRAIN_HIGH; order <= DRAIN_RANDOM; order++) {
+        struct mentry *e = append_ids(n0);
+        struct idtree *t = idtree_new();
+        size_t empty = idtree_memory(t), n = n0;
+        for (size_t i = 0; i < n; i++) assert_true(idtree_insert(t, e[i].id, e[i].val));
+        assert_true(tree_depth(t) >= 3);
+        while (n > 0) {
+            size_t k = order == DRAIN_HIGH ? n - 1 : order == DRAIN_LOW ? 0 : rnd_below(n);
+            assert_true(idtree_remove(t, e[k].id, NULL));
+            memmove(&e[k], &e[k + 1], (n - k - 1) * sizeof(e[0]));
+            n--;
+            if (n <= 70) check_small(t, empty, e, n);
+            else if (n % 499 == 0) assert_true(idtree_check(t));
+        }
+        assert_int_equal(idtree_memory(t), empty);
+        idtree_free(t, NULL);
+        free(e);
+    }
 }
 
 /* ---------------------------------------------------------------- streams */
@@ -710,6 +907,10 @@ int main(void) {
         cmocka_unit_test(test_random_same_ms),
         cmocka_unit_test(test_random_extremes),
         cmocka_unit_test(test_random_wide),
+        cmocka_unit_test(test_random_small),
+        cmocka_unit_test(test_small_memory),
+        cmocka_unit_test(test_small_steps),
+        cmocka_unit_test(test_small_after_big),
         cmocka_unit_test(test_stream_pattern),
         cmocka_unit_test(test_sliding_window),
         cmocka_unit_test(test_large_random),
