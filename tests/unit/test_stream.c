@@ -31,7 +31,7 @@ static uint64_t rnd(void) {
 struct model_entry {
     struct stream_id id;
     int nfields;
-    char fields[MAX_FIELDS][16], values[MAX_FIELDS][24];
+    char fields[MAX_FIELDS][32], values[MAX_FIELDS][32];
     bool deleted;
 };
 struct model {
