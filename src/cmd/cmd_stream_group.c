@@ -559,7 +559,7 @@ static void cmd_xautoclaim(struct cmd_ctx *c) {
     }
     /* Redis allocates COUNT IDs up front: past what an address space can
      * map, that fails (ringkv allocates as it goes; the error is kept) */
-    if (count > XAUTOCLAIM_COUNT_UNMAPPABLE) {
+    if (count >= XAUTOCLAIM_COUNT_UNMAPPABLE) {
         reply_error(&c->r, "ERR Insufficient memory, failed allocating transient memory, COUNT too high.");
         stream_commit(c, c->argv[1], slot, s, false);
         return;
