@@ -155,6 +155,17 @@ size_t reply_stream_range(struct cmd_ctx *c, struct stream *s, struct stream_id 
     return n;
 }
 
+/* Whether a live entry's ID is greater than id (the last live one, found
+ * from the end, only when the last ID ever added is). */
+static bool has_live_after(const struct stream *s, struct stream_id id) {
+    if (!s->length || stream_id_cmp(s->last_id, id) <= 0) return false;
+    struct stream_iter it;
+    struct stream_id maxid;
+    long long nf;
+    stream_iter_start(&it, s, STREAM_ID_MIN, STREAM_ID_MAX, true);
+    return stream_iter_next(&it, &maxid, &nf) && stream_id_cmp(maxid, id) > 0;
+}
+
 /* ---------------------------------------------------------------------------
  * XADD and XTRIM
  * ------------------------------------------------------------------------- */
@@ -454,16 +465,9 @@ static void cmd_xsetid(struct cmd_ctx *c) {
     } else if (entries_added != -1 && s->length > (uint64_t)entries_added) {
         reply_error(&c->r, "ERR The entries_added specified in XSETID is smaller than the target stream length");
         bad = true;
-    } else if (s->length > 0) {
-        /* the new ID may not be smaller than the greatest entry there */
-        struct stream_iter it;
-        stream_iter_start(&it, s, STREAM_ID_MIN, STREAM_ID_MAX, true);
-        struct stream_id maxid;
-        long long nf;
-        if (stream_iter_next(&it, &maxid, &nf) && stream_id_cmp(id, maxid) < 0) {
-            reply_error(&c->r, "ERR The ID specified in XSETID is smaller than the target stream top item");
-            bad = true;
-        }
+    } else if (has_live_after(s, id)) {   /* the new ID may not be smaller than the greatest entry there */
+        reply_error(&c->r, "ERR The ID specified in XSETID is smaller than the target stream top item");
+        bad = true;
     }
     if (bad) {
         stream_commit(c, c->argv[1], slot, s, false);
@@ -645,23 +649,12 @@ static void xread_generic(struct cmd_ctx *c, bool xreadgroup) {
         if (groups[i]) {
             if (stream_id_cmp(gt, ID_NEW) != 0) {
                 now = history = true;
-            } else if (s->length && stream_id_cmp(s->last_id, groups[i]->last_id) > 0) {
-                /* the last live entry is past what the group delivered */
-                struct stream_iter it;
-                struct stream_id maxid;
-                long long nf;
-                stream_iter_start(&it, s, STREAM_ID_MIN, STREAM_ID_MAX, true);
-                if (stream_iter_next(&it, &maxid, &nf) && stream_id_cmp(maxid, groups[i]->last_id) > 0) {
-                    now = true;
-                    gt = groups[i]->last_id;
-                }
+            } else if (has_live_after(s, groups[i]->last_id)) {
+                now = true;
+                gt = groups[i]->last_id;
             }
-        } else if (s->length && stream_id_cmp(s->last_id, gt) > 0) {
-            struct stream_iter it;
-            struct stream_id maxid;
-            long long nf;
-            stream_iter_start(&it, s, STREAM_ID_MIN, STREAM_ID_MAX, true);
-            now = stream_iter_next(&it, &maxid, &nf) && stream_id_cmp(maxid, gt) > 0;
+        } else {
+            now = has_live_after(s, gt);
         }
         if (!now) continue;
         served++;
