@@ -13,7 +13,8 @@
 #   ROUNDS=8 P=16 N=3000000 bench/pair.sh "new:build/ringkv:--threads 2" "old:/tmp/old/ringkv:--threads 2"
 #
 # A configuration is LABEL:BINARY:ARGS (ARGS split on spaces).
-# Knobs: ROUNDS (6), P (64), N (8000000), TEST (set), CLIENTS (50),
+# Knobs: ROUNDS (6), P (64), N (8000000), TEST (set), CMD (a command line
+# to run instead of TEST, e.g. CMD="XADD s * f v"), CLIENTS (50),
 # KEYSPACE (1000000; empty for no -r), SERVER_CPU (0), CLIENT_CPU (1).
 set -euo pipefail
 
@@ -33,6 +34,8 @@ source "$(dirname "$0")/lib.sh"
 trap 'stop_server; rm -f "$LOG"' EXIT
 
 [ $# -ge 1 ] || die "usage: bench/pair.sh LABEL:BINARY:ARGS ..."
+# shellcheck disable=SC2206
+if [ -n "${CMD:-}" ]; then set -f; WHAT=($CMD); set +f; TEST=$CMD; else WHAT=(-t "$TEST"); fi
 
 # One run: a fresh server, one redis-benchmark, its CPU ticks; prints µs/request.
 run_one() {
@@ -45,7 +48,7 @@ run_one() {
     t0=$(cpu_ticks "$SERVER_PID")
     # a bounded run: redis-benchmark spins forever if its server goes away
     timeout 300 taskset -c "$CLIENT_CPU" "$BENCH" -p "$PORT" -c "$CLIENTS" -P "$P" -n "$N" \
-        ${KEYSPACE:+-r "$KEYSPACE"} -t "$TEST" --csv >/dev/null 2>&1 || die "redis-benchmark failed"
+        ${KEYSPACE:+-r "$KEYSPACE"} --csv "${WHAT[@]}" >/dev/null 2>&1 || die "redis-benchmark failed"
     t1=$(cpu_ticks "$SERVER_PID")
     stop_server
     awk -v d="$((t1 - t0))" -v n="$N" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.4f", d / hz * 1e6 / n }'

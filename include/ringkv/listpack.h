@@ -97,6 +97,9 @@ size_t lp_find(const struct listpack *lp, size_t pos, struct slice s, unsigned s
 void lp_push(struct listpack **lpp, struct slice s, bool tail);
 /* Append n elements at the tail with one reallocation (per 16). */
 void lp_append_many(struct listpack **lpp, const struct slice *s, size_t n);
+/* The same for values that may be integers already (no text round trip);
+ * a string that parses as an integer is still stored as one. */
+void lp_append_values(struct listpack **lpp, const struct lp_value *v, size_t n);
 /*
  * Remove the first (tail false) or last element. Its value goes to *out: a
  * string is copied into buf (buf->len is reset first) and out->str points
@@ -109,6 +112,7 @@ size_t lp_insert_before(struct listpack **lpp, size_t pos, struct slice s);
 size_t lp_insert_after(struct listpack **lpp, size_t pos, struct slice s);
 /* Replace the element at pos with s; the element keeps its position. */
 void lp_replace(struct listpack **lpp, size_t pos, struct slice s);
+void lp_replace_int(struct listpack **lpp, size_t pos, long long v);
 /* Delete up to n elements starting at pos; returns the position of the
  * element that followed them (pos itself when n is 0), or LP_NONE. */
 size_t lp_delete(struct listpack **lpp, size_t pos, size_t n);

@@ -11,13 +11,18 @@
  *               count deleted num-fields field_1 ... field_N 0
  *             (count: live entries, deleted: entries flagged deleted, the
  *             fields of the node's first entry), then each entry as
- *               flags ms-diff seq-diff [num-fields field_1 value_1 ...] lp-count
+ *               flags ms-diff seq-diff num-fields field_1 value_1 ...
  *             or, when its fields are the master's (flag SAMEFIELDS), just
- *               flags ms-diff seq-diff value_1 ... value_N lp-count
- *             with its ID as the difference from the master ID, and
- *             lp-count the number of elements before it in the entry, so
- *             an entry can be walked from its end. XDEL only flags an entry
- *             deleted; a node whose entries are all deleted goes.
+ *               flags ms-diff seq-diff value_1 ... value_N
+ *             with its ID as the difference from the master ID. XDEL only
+ *             flags an entry deleted; a node whose entries are all deleted
+ *             goes.
+ *
+ * Unlike Redis's, the node is a forward-only listpack and an entry has no
+ * lp-count: a backward walk (XREVRANGE) scans a node forward and returns
+ * what it found in reverse, which costs it a scan of the node, and saves
+ * every entry its lp-count and a length trailer per element (a third of a
+ * small entry).
  *
  * So field names are stored once per node while entries repeat them, IDs
  * cost a few bytes, and finding the node of an ID is O(log n).
@@ -132,6 +137,7 @@ long long stream_trim(struct stream *s, const struct stream_trim *t);
 
 /* Reading a range of entries, oldest first or (rev) newest first. The
  * stream must not change while an iterator is open. */
+#define STREAM_ITER_BACK 64
 struct stream_iter {
     const struct stream *s;
     struct stream_id start, end;
@@ -141,11 +147,16 @@ struct stream_iter {
     struct stream_id master;
     long long master_fields;
     size_t master_first_field;         /* position of the master's first field */
-    size_t pos;                        /* the next entry (forward) / the current entry's end (rev) */
-    size_t entry_pos;                  /* the current entry's flags */
+    size_t pos;                        /* the next entry (forward) / the node's first entry (rev) */
     size_t field_pos, value_pos;       /* the next field and value to read */
     long long fields_left;
     bool same_fields;
+    /* rev: positions of entries still to return, a ring whose newest is at
+     * back_top; back_limit is the first entry already returned (LP_NONE:
+     * none yet) */
+    size_t back[STREAM_ITER_BACK];
+    unsigned back_n, back_top;
+    size_t back_limit;
 };
 void stream_iter_start(struct stream_iter *it, const struct stream *s, struct stream_id start,
                        struct stream_id end, bool rev);

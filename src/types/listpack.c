@@ -229,6 +229,12 @@ static void encode_for(const struct listpack *lp, struct slice s, struct enc *e)
     if (lp->forward) e->total = e->L;
 }
 
+static void encode_int_for(const struct listpack *lp, long long v, struct enc *e) {
+    encode_int(e, v);
+    e->L = e->hdrlen;
+    e->total = lp->forward ? e->L : e->L + back_size(e->L);
+}
+
 static void write_elem(unsigned char *p, const struct enc *e) {
     memcpy(p, e->hdr, e->hdrlen);
     if (e->str.len) memcpy(p + e->hdrlen, e->str.ptr, e->str.len);
@@ -399,24 +405,42 @@ void lp_push(struct listpack **lpp, struct slice s, bool tail) {
     insert_at(lpp, tail ? (*lpp)->bytes : LP_HDR_SIZE, s);
 }
 
+/* Append k (<= 16) encoded elements with one reallocation. */
+static void append_encoded(struct listpack **lpp, const struct enc *e, size_t k) {
+    size_t add = 0;
+    for (size_t i = 0; i < k; i++) add += e[i].total;
+    size_t old = (*lpp)->bytes;
+    if (add > LP_MAX_BYTES - old) resize(lpp, (size_t)-1);   /* aborts */
+    resize(lpp, old + add);
+    unsigned char *p = lp_base(*lpp) + old;
+    for (size_t i = 0; i < k; i++) {
+        write_elem(p, &e[i]);
+        p += e[i].total;
+    }
+    (*lpp)->count += (uint32_t)k;
+}
+
 void lp_append_many(struct listpack **lpp, const struct slice *s, size_t n) {
     while (n) {
         struct enc e[16];
-        size_t k = n < 16 ? n : 16, add = 0;
-        for (size_t i = 0; i < k; i++) {
-            encode_for(*lpp, s[i], &e[i]);
-            add += e[i].total;
-        }
-        size_t old = (*lpp)->bytes;
-        if (add > LP_MAX_BYTES - old) resize(lpp, (size_t)-1);   /* aborts */
-        resize(lpp, old + add);
-        unsigned char *p = lp_base(*lpp) + old;
-        for (size_t i = 0; i < k; i++) {
-            write_elem(p, &e[i]);
-            p += e[i].total;
-        }
-        (*lpp)->count += (uint32_t)k;
+        size_t k = n < 16 ? n : 16;
+        for (size_t i = 0; i < k; i++) encode_for(*lpp, s[i], &e[i]);
+        append_encoded(lpp, e, k);
         s += k;
+        n -= k;
+    }
+}
+
+void lp_append_values(struct listpack **lpp, const struct lp_value *v, size_t n) {
+    while (n) {
+        struct enc e[16];
+        size_t k = n < 16 ? n : 16;
+        for (size_t i = 0; i < k; i++) {
+            if (v[i].is_int) encode_int_for(*lpp, v[i].ival, &e[i]);
+            else encode_for(*lpp, v[i].str, &e[i]);
+        }
+        append_encoded(lpp, e, k);
+        v += k;
         n -= k;
     }
 }
@@ -429,23 +453,35 @@ size_t lp_insert_after(struct listpack **lpp, size_t pos, struct slice s) {
     return insert_at(lpp, pos + elem_total(*lpp, lp_base(*lpp) + pos), s);
 }
 
-void lp_replace(struct listpack **lpp, size_t pos, struct slice s) {
-    struct enc e;
-    encode_for(*lpp, s, &e);
+static void replace_encoded(struct listpack **lpp, size_t pos, const struct enc *e) {
     size_t old_total = elem_total(*lpp, lp_base(*lpp) + pos);
     size_t bytes = (*lpp)->bytes;
     size_t tail = pos + old_total;            /* what follows the element */
-    if (e.total > old_total) {
-        resize(lpp, bytes + (e.total - old_total));
+    if (e->total == old_total) {
+        write_elem(lp_base(*lpp) + pos, e);
+    } else if (e->total > old_total) {
+        resize(lpp, bytes + (e->total - old_total));
         unsigned char *b = lp_base(*lpp);
-        memmove(b + pos + e.total, b + tail, bytes - tail);
-        write_elem(b + pos, &e);
+        memmove(b + pos + e->total, b + tail, bytes - tail);
+        write_elem(b + pos, e);
     } else {
         unsigned char *b = lp_base(*lpp);
-        memmove(b + pos + e.total, b + tail, bytes - tail);
-        write_elem(b + pos, &e);
-        if (e.total != old_total) resize(lpp, bytes - (old_total - e.total));
+        memmove(b + pos + e->total, b + tail, bytes - tail);
+        write_elem(b + pos, e);
+        resize(lpp, bytes - (old_total - e->total));
     }
+}
+
+void lp_replace(struct listpack **lpp, size_t pos, struct slice s) {
+    struct enc e;
+    encode_for(*lpp, s, &e);
+    replace_encoded(lpp, pos, &e);
+}
+
+void lp_replace_int(struct listpack **lpp, size_t pos, long long v) {
+    struct enc e;
+    encode_int_for(*lpp, v, &e);
+    replace_encoded(lpp, pos, &e);
 }
 
 size_t lp_delete(struct listpack **lpp, size_t pos, size_t n) {

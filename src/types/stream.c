@@ -2,8 +2,9 @@
  * The stream object (see stream.h for the layout). Entries are appended to
  * the last node until it reaches a limit; deletions flag entries, and a
  * node is freed once none of its entries is live. Reading walks a node's
- * entries with the listpack's own cursor, forward through the master
- * fields or backward through each entry's lp-count.
+ * entries with the listpack's own cursor. Nodes are forward-only listpacks
+ * and entries carry no lp-count (stream.h): a backward walk scans the node
+ * forward once per STREAM_ITER_BACK entries, remembering where they start.
  */
 #include "ringkv/stream.h"
 #include "ringkv/entry.h"
@@ -93,15 +94,8 @@ static long long lp_int(const struct listpack *lp, size_t pos) {
     return n;
 }
 
-/* Text of v into buf, for lp_append_many. */
-static struct slice int_text(char buf[LP_INTBUF_SIZE], long long v) {
-    return (struct slice){ buf, (size_t)ll_to_str(buf, LP_INTBUF_SIZE, v) };
-}
-
-static void lp_set_int(struct listpack **lp, size_t pos, long long v) {
-    char buf[LP_INTBUF_SIZE];
-    lp_replace(lp, pos, int_text(buf, v));
-}
+static struct lp_value int_value(long long v) { return (struct lp_value){ .is_int = true, .ival = v }; }
+static struct lp_value str_value(struct slice s) { return (struct lp_value){ .str = s }; }
 
 static size_t lp_skip(const struct listpack *lp, size_t pos, long long n) {
     while (n-- > 0 && pos != LP_NONE) pos = lp_next(lp, pos);
@@ -118,18 +112,35 @@ static size_t node_first_entry(const struct listpack *lp, long long *nf, size_t 
     return lp_next(lp, lp_skip(lp, p, *nf));   /* past the fields and the 0 */
 }
 
-/* An entry's element count before its lp-count. */
-static long long entry_elems(long long flags, long long master_fields, long long nfields) {
-    return (flags & FLAG_SAMEFIELDS) ? 3 + master_fields : 4 + 2 * nfields;
+/* One entry's head, read at p: flags, ID, and q, the element after the
+ * seq-diff (num-fields, or the first value under SAMEFIELDS). */
+struct entry_head {
+    long long flags;
+    struct stream_id id;
+    size_t q;
+};
+
+static void read_head(const struct listpack *lp, struct stream_id master, size_t p, struct entry_head *h) {
+    h->flags = lp_int(lp, p);
+    size_t ms = lp_next(lp, p), seq = lp_next(lp, ms);
+    h->id = (struct stream_id){ master.ms + (uint64_t)lp_int(lp, ms), master.seq + (uint64_t)lp_int(lp, seq) };
+    h->q = lp_next(lp, seq);
 }
 
-/* The last entry's ID in a node: the listpack's tail is its lp-count. */
+/* The position after the entry whose head is h (LP_NONE after the last),
+ * in a node of master_fields master fields. */
+static size_t entry_end(const struct listpack *lp, const struct entry_head *h, long long master_fields) {
+    if (h->flags & FLAG_SAMEFIELDS) return lp_skip(lp, h->q, master_fields);
+    return lp_skip(lp, h->q, 1 + 2 * lp_int(lp, h->q));
+}
+
+/* The last entry's ID in a node, by a walk over its entries. */
 static struct stream_id node_last_id(const struct listpack *lp, struct stream_id master) {
-    size_t p = lp_last(lp);
-    long long back = lp_int(lp, p);
-    for (long long i = 0; i < back; i++) p = lp_prev(lp, p);
-    size_t ms = lp_next(lp, p), seq = lp_next(lp, ms);
-    return (struct stream_id){ master.ms + (uint64_t)lp_int(lp, ms), master.seq + (uint64_t)lp_int(lp, seq) };
+    long long nf;
+    struct entry_head h = { .id = master };
+    for (size_t p = node_first_entry(lp, &nf, NULL); p != LP_NONE; p = entry_end(lp, &h, nf))
+        read_head(lp, master, p, &h);
+    return h.id;
 }
 
 /* ---------------------------------------------------------------- lifetime */
@@ -271,33 +282,24 @@ static bool same_as_master(const struct listpack *lp, const struct slice *fv, si
 }
 
 /* Append the elements of one entry: flags, the ID's difference from the
- * master, [num-fields and fields], the values, lp-count. */
+ * master, [num-fields and fields], the values. */
 static void push_entry(struct listpack **lp, struct stream_id master, struct stream_id id, const struct slice *fv,
                        size_t npairs, bool same) {
-    char num[4][LP_INTBUF_SIZE];
-    struct slice el[16];
+    struct lp_value el[16];
     size_t k = 0;
-    el[k++] = int_text(num[0], same ? FLAG_SAMEFIELDS : 0);
-    el[k++] = int_text(num[1], (long long)(id.ms - master.ms));
-    el[k++] = int_text(num[2], (long long)(id.seq - master.seq));
-    if (!same) el[k++] = int_text(num[3], (long long)npairs);
-    long long elems = (long long)k;
+    el[k++] = int_value(same ? FLAG_SAMEFIELDS : 0);
+    el[k++] = int_value((long long)(id.ms - master.ms));
+    el[k++] = int_value((long long)(id.seq - master.seq));
+    if (!same) el[k++] = int_value((long long)npairs);
     for (size_t i = 0; i < npairs; i++) {
         if (k + 2 > 16) {
-            lp_append_many(lp, el, k);
+            lp_append_values(lp, el, k);
             k = 0;
         }
-        if (!same) el[k++] = fv[2 * i];
-        el[k++] = fv[2 * i + 1];
-        elems += same ? 1 : 2;
+        if (!same) el[k++] = str_value(fv[2 * i]);
+        el[k++] = str_value(fv[2 * i + 1]);
     }
-    char cnt[LP_INTBUF_SIZE];
-    if (k == 16) {
-        lp_append_many(lp, el, k);
-        k = 0;
-    }
-    el[k++] = int_text(cnt, elems);
-    lp_append_many(lp, el, k);
+    lp_append_values(lp, el, k);
 }
 
 void stream_append(struct stream *s, struct stream_id id, const struct slice *fv, size_t npairs,
@@ -311,19 +313,18 @@ void stream_append(struct stream *s, struct stream_id id, const struct slice *fv
     bool same = true;
     if (!lp) {
         master = id;
-        lp = lp_new();
-        char num[3][LP_INTBUF_SIZE];
-        struct slice head[3] = { int_text(num[0], 0), int_text(num[1], 0), int_text(num[2], (long long)npairs) };
-        lp_append_many(&lp, head, 3);
+        lp = lp_new_forward();
+        struct lp_value head[3] = { int_value(0), int_value(0), int_value((long long)npairs) };
+        lp_append_values(&lp, head, 3);
         for (size_t i = 0; i < npairs; i++) lp_append_many(&lp, &fv[2 * i], 1);
-        lp_append_many(&lp, head, 1);   /* the master's terminating 0 */
+        lp_append_values(&lp, head, 1);   /* the master's terminating 0 */
         idtree_insert(s->nodes, master, lp);
     } else {
         same = same_as_master(lp, fv, npairs);
     }
     struct listpack *before = lp;
     size_t p = lp_first(lp);
-    lp_set_int(&lp, p, lp_int(lp, p) + 1);
+    lp_replace_int(&lp, p, lp_int(lp, p) + 1);
     push_entry(&lp, master, id, fv, npairs, same);
     if (lp != before) idtree_replace(s->nodes, master, lp);
     s->length++;
@@ -336,7 +337,7 @@ void stream_append(struct stream *s, struct stream_id id, const struct slice *fv
 
 void stream_iter_start(struct stream_iter *it, const struct stream *s, struct stream_id start,
                        struct stream_id end, bool rev) {
-    memset(it, 0, sizeof *it);
+    /* no memset: back[] is large and written before it is read */
     it->s = s;
     it->start = start;
     it->end = end;
@@ -360,59 +361,69 @@ static bool iter_next_node(struct stream_iter *it) {
         return false;
     }
     it->lp = v;
-    size_t first = node_first_entry(it->lp, &it->master_fields, &it->master_first_field);
-    if (it->rev) {
-        it->pos = lp_last(it->lp);   /* the last entry's lp-count */
-        it->entry_pos = first;       /* where the walk back stops */
-    } else {
-        it->pos = first;
+    it->pos = node_first_entry(it->lp, &it->master_fields, &it->master_first_field);
+    it->back_n = 0;
+    it->back_limit = LP_NONE;   /* nothing of this node returned yet */
+    return true;
+}
+
+/* Backward: make sure back[] holds entries not yet returned, by scanning
+ * the node from its first entry (it->pos) up to back_limit and keeping
+ * the last STREAM_ITER_BACK entry positions. false when the node is done. */
+static bool back_fill(struct stream_iter *it) {
+    if (it->back_n) return true;
+    if (it->back_limit == it->pos) return false;   /* the first entry was returned */
+    const struct listpack *lp = it->lp;
+    struct entry_head h;
+    size_t n = 0;
+    for (size_t p = it->pos; p != it->back_limit; p = entry_end(lp, &h, it->master_fields)) {
+        it->back[n % STREAM_ITER_BACK] = p;
+        n++;
+        read_head(lp, it->master, p, &h);
     }
+    it->back_n = n < STREAM_ITER_BACK ? (unsigned)n : STREAM_ITER_BACK;
+    it->back_top = (unsigned)((n - 1) % STREAM_ITER_BACK);
+    it->back_limit = it->back[(n - it->back_n) % STREAM_ITER_BACK];
     return true;
 }
 
 /* Read the entry whose flags are at p: its ID and flags; set up the field
- * cursors. Returns the position after its lp-count. */
+ * cursors. Returns the position after it. */
 static size_t read_entry(struct stream_iter *it, size_t p, struct stream_id *id, long long *flags, long long *nfields) {
     const struct listpack *lp = it->lp;
-    *flags = lp_int(lp, p);
-    size_t ms = lp_next(lp, p), seq = lp_next(lp, ms);
-    id->ms = it->master.ms + (uint64_t)lp_int(lp, ms);
-    id->seq = it->master.seq + (uint64_t)lp_int(lp, seq);
-    size_t q = lp_next(lp, seq);
-    it->same_fields = *flags & FLAG_SAMEFIELDS;
+    struct entry_head h;
+    read_head(lp, it->master, p, &h);
+    *id = h.id;
+    *flags = h.flags;
+    it->same_fields = h.flags & FLAG_SAMEFIELDS;
     if (it->same_fields) {
         *nfields = it->master_fields;
         it->field_pos = it->master_first_field;
-        it->value_pos = q;
+        it->value_pos = h.q;
     } else {
-        *nfields = lp_int(lp, q);
-        it->field_pos = lp_next(lp, q);
+        *nfields = lp_int(lp, h.q);
+        it->field_pos = lp_next(lp, h.q);
     }
     it->fields_left = *nfields;
-    return lp_next(lp, lp_skip(lp, q, entry_elems(*flags, it->master_fields, *nfields) - 3));
+    return entry_end(lp, &h, it->master_fields);
 }
 
 bool stream_iter_next(struct stream_iter *it, struct stream_id *id, long long *nfields) {
     for (;;) {
-        if (!it->lp || it->pos == LP_NONE) {
+        if (!it->lp || (it->rev ? !back_fill(it) : it->pos == LP_NONE)) {
             if (!iter_next_node(it)) return false;
-            /* a node past the range ends the walk: forward, its master ID
-             * is its smallest; backward, its last ID is its largest */
+            /* forward, a node whose master ID (its smallest) is past the
+             * range ends the walk; backward, its first entry does */
             if (!it->rev && stream_id_cmp(it->master, it->end) > 0) return it->lp = NULL, false;
-            if (it->rev && stream_id_cmp(node_last_id(it->lp, it->master), it->start) < 0) return it->lp = NULL, false;
-            if (it->pos == LP_NONE) continue;
+            continue;
         }
         long long flags;
-        size_t at;
         if (!it->rev) {
-            at = it->pos;
-            it->pos = read_entry(it, at, id, &flags, nfields);
+            it->pos = read_entry(it, it->pos, id, &flags, nfields);
         } else {
-            long long back = lp_int(it->lp, it->pos);
-            at = it->pos;
-            for (long long i = 0; i < back; i++) at = lp_prev(it->lp, at);
-            read_entry(it, at, id, &flags, nfields);
-            it->pos = at == it->entry_pos ? LP_NONE : lp_prev(it->lp, at);
+            read_entry(it, it->back[it->back_top], id, &flags, nfields);
+            it->back_top = (it->back_top + STREAM_ITER_BACK - 1) % STREAM_ITER_BACK;
+            it->back_n--;
         }
         if (!it->rev) {
             if (stream_id_cmp(*id, it->end) > 0) return it->lp = NULL, false;
@@ -455,16 +466,12 @@ static struct listpack *node_of(const struct stream *s, struct stream_id id, str
  * LP_NONE. */
 static size_t find_entry(const struct listpack *lp, struct stream_id master, struct stream_id id) {
     long long nf;
-    size_t p = node_first_entry(lp, &nf, NULL);
-    while (p != LP_NONE) {
-        long long flags = lp_int(lp, p);
-        size_t ms = lp_next(lp, p), seq = lp_next(lp, ms), q = lp_next(lp, seq);
-        struct stream_id e = { master.ms + (uint64_t)lp_int(lp, ms), master.seq + (uint64_t)lp_int(lp, seq) };
-        int cmp = stream_id_cmp(e, id);
+    struct entry_head h;
+    for (size_t p = node_first_entry(lp, &nf, NULL); p != LP_NONE; p = entry_end(lp, &h, nf)) {
+        read_head(lp, master, p, &h);
+        int cmp = stream_id_cmp(h.id, id);
         if (cmp > 0) return LP_NONE;
-        long long n = (flags & FLAG_SAMEFIELDS) ? 0 : lp_int(lp, q);
-        if (cmp == 0) return (flags & FLAG_DELETED) ? LP_NONE : p;
-        p = lp_next(lp, lp_skip(lp, q, entry_elems(flags, nf, n) - 3));
+        if (cmp == 0) return (h.flags & FLAG_DELETED) ? LP_NONE : p;
     }
     return LP_NONE;
 }
@@ -494,12 +501,12 @@ bool stream_delete(struct stream *s, struct stream_id id) {
     size_t p = find_entry(lp, master, id);
     if (p == LP_NONE) return false;
     struct listpack *before = lp;
-    lp_set_int(&lp, p, lp_int(lp, p) | FLAG_DELETED);
+    lp_replace_int(&lp, p, lp_int(lp, p) | FLAG_DELETED);
     size_t c = lp_first(lp);
     long long live = lp_int(lp, c) - 1;
-    lp_set_int(&lp, c, live);
+    lp_replace_int(&lp, c, live);
     c = lp_next(lp, lp_first(lp));
-    lp_set_int(&lp, c, lp_int(lp, c) + 1);
+    lp_replace_int(&lp, c, lp_int(lp, c) + 1);
     if (live == 0) {
         idtree_remove(s->nodes, master, NULL);
         lp_free(lp);
@@ -538,28 +545,23 @@ long long stream_trim(struct stream *s, const struct stream_trim *t) {
         size_t p = node_first_entry(lp, &nf, NULL);
         struct listpack *before = lp;
         while (p != LP_NONE) {
-            long long flags = lp_int(lp, p);
-            size_t ms = lp_next(lp, p), seq = lp_next(lp, ms), q = lp_next(lp, seq);
-            struct stream_id e = { master.ms + (uint64_t)lp_int(lp, ms), master.seq + (uint64_t)lp_int(lp, seq) };
-            bool stop = t->by == STREAM_TRIM_MAXLEN ? s->length <= t->maxlen : stream_id_cmp(e, t->minid) >= 0;
+            struct entry_head h;
+            read_head(lp, master, p, &h);
+            bool stop = t->by == STREAM_TRIM_MAXLEN ? s->length <= t->maxlen : stream_id_cmp(h.id, t->minid) >= 0;
             if (stop) break;
-            long long n = (flags & FLAG_SAMEFIELDS) ? 0 : lp_int(lp, q);
-            size_t next_off = lp_next(lp, lp_skip(lp, q, entry_elems(flags, nf, n) - 3));
-            if (!(flags & FLAG_DELETED)) {
-                /* same-width rewrite: flags stay small integers, the
-                 * positions after it do not move */
-                size_t old_bytes = lp_bytes(lp);
-                lp_set_int(&lp, p, flags | FLAG_DELETED);
-                if (next_off != LP_NONE) next_off += lp_bytes(lp) - old_bytes;
+            size_t next = entry_end(lp, &h, nf);
+            if (!(h.flags & FLAG_DELETED)) {
+                /* flags stay one-byte integers: the rewrite moves nothing */
+                lp_replace_int(&lp, p, h.flags | FLAG_DELETED);
                 from_node++;
                 s->length--;
             }
-            p = next_off;
+            p = next;
         }
         size_t c = lp_first(lp);
-        lp_set_int(&lp, c, entries - from_node);
+        lp_replace_int(&lp, c, entries - from_node);
         c = lp_next(lp, lp_first(lp));
-        lp_set_int(&lp, c, lp_int(lp, c) + from_node);
+        lp_replace_int(&lp, c, lp_int(lp, c) + from_node);
         if (lp != before) idtree_replace(s->nodes, master, lp);
         deleted += from_node;
         break;
@@ -736,24 +738,20 @@ bool stream_check(const struct stream *s) {
         long long nf, seen_live = 0, seen_del = 0;
         size_t p = node_first_entry(lp, &nf, NULL);
         while (p != LP_NONE) {
-            long long flags = lp_int(lp, p);
-            size_t ms = lp_next(lp, p), seq = lp_next(lp, ms), q = lp_next(lp, seq);
-            struct stream_id e = { master.ms + (uint64_t)lp_int(lp, ms), master.seq + (uint64_t)lp_int(lp, seq) };
-            if (any && stream_id_cmp(e, prev) <= 0) return false;
-            if (stream_id_cmp(e, master) < 0) return false;
+            struct entry_head h;
+            read_head(lp, master, p, &h);
+            if (any && stream_id_cmp(h.id, prev) <= 0) return false;
+            if (stream_id_cmp(h.id, master) < 0) return false;
+            if (h.q == LP_NONE || h.flags & ~(long long)(FLAG_DELETED | FLAG_SAMEFIELDS)) return false;
             any = true;
-            prev = e;
-            long long n = (flags & FLAG_SAMEFIELDS) ? 0 : lp_int(lp, q);
-            long long elems = entry_elems(flags, nf, n);
-            size_t cnt = lp_skip(lp, q, elems - 3);
-            if (cnt == LP_NONE || lp_int(lp, cnt) != elems) return false;
-            if (flags & FLAG_DELETED) {
+            prev = h.id;
+            if (h.flags & FLAG_DELETED) {
                 seen_del++;
             } else {
-                if (!seen_live && live == 0) first = e;
+                if (!seen_live && live == 0) first = h.id;
                 seen_live++;
             }
-            p = lp_next(lp, cnt);
+            p = entry_end(lp, &h, nf);
         }
         if (seen_live != count || seen_del != dels) return false;
         live += (uint64_t)count;

@@ -204,6 +204,13 @@ static void test_model_default_nodes(void **state) {
     run_model((struct stream_node_limits){ 4096, 100 }, 5000);
 }
 
+/* Nodes of hundreds of entries: a backward walk rescans a node several
+ * times (STREAM_ITER_BACK entries at a time). */
+static void test_model_large_nodes(void **state) {
+    (void)state;
+    run_model((struct stream_node_limits){ 0, 500 }, 4000);
+}
+
 static void test_ids(void **state) {
     (void)state;
     struct stream_id id;
@@ -302,6 +309,7 @@ int main(void) {
         cmocka_unit_test(test_model_small_nodes_by_entries),
         cmocka_unit_test(test_model_small_nodes_by_bytes),
         cmocka_unit_test(test_model_default_nodes),
+        cmocka_unit_test(test_model_large_nodes),
         cmocka_unit_test(test_groups),
         cmocka_unit_test(test_entries_read_and_lag),
     };
