@@ -71,6 +71,8 @@ size_t lp_first(const struct listpack *lp);                /* LP_NONE if empty *
 size_t lp_last(const struct listpack *lp);
 size_t lp_next(const struct listpack *lp, size_t pos);     /* LP_NONE after the last */
 size_t lp_prev(const struct listpack *lp, size_t pos);     /* LP_NONE before the first */
+/* n elements on (pos itself when n is 0); LP_NONE past the last. */
+size_t lp_next_n(const struct listpack *lp, size_t pos, size_t n);
 /* Two elements on: the next field,value or member,score pair (one call, for
  * the walks of hashes and sorted sets). LP_NONE after the last. */
 size_t lp_next_pair(const struct listpack *lp, size_t pos);

@@ -306,6 +306,16 @@ size_t lp_next(const struct listpack *lp, size_t pos) {
     return pos < lp->bytes ? pos : LP_NONE;
 }
 
+size_t lp_next_n(const struct listpack *lp, size_t pos, size_t n) {
+    const unsigned char *b = lp_base(lp);
+    size_t end = lp->bytes;
+    while (n--) {
+        pos += elem_total(lp, b + pos);
+        if (pos >= end) return LP_NONE;
+    }
+    return pos;
+}
+
 size_t lp_next_pair(const struct listpack *lp, size_t pos) {
     const unsigned char *b = lp_base(lp);
     size_t end = lp->bytes;

@@ -98,8 +98,7 @@ static struct lp_value int_value(long long v) { return (struct lp_value){ .is_in
 static struct lp_value str_value(struct slice s) { return (struct lp_value){ .str = s }; }
 
 static size_t lp_skip(const struct listpack *lp, size_t pos, long long n) {
-    while (n-- > 0 && pos != LP_NONE) pos = lp_next(lp, pos);
-    return pos;
+    return pos == LP_NONE || n <= 0 ? pos : lp_next_n(lp, pos, (size_t)n);
 }
 
 /* The position of a node's first entry (after the master's terminator),
@@ -132,6 +131,13 @@ static void read_head(const struct listpack *lp, struct stream_id master, size_t
 static size_t entry_end(const struct listpack *lp, const struct entry_head *h, long long master_fields) {
     if (h->flags & FLAG_SAMEFIELDS) return lp_skip(lp, h->q, master_fields);
     return lp_skip(lp, h->q, 1 + 2 * lp_int(lp, h->q));
+}
+
+/* The position after the entry at p, without reading its ID. */
+static size_t entry_skip(const struct listpack *lp, size_t p, long long master_fields) {
+    if (lp_int(lp, p) & FLAG_SAMEFIELDS) return lp_skip(lp, p, 3 + master_fields);
+    size_t q = lp_skip(lp, p, 3);
+    return lp_skip(lp, q, 1 + 2 * lp_int(lp, q));
 }
 
 /* The last entry's ID in a node, by a walk over its entries. */
@@ -374,12 +380,10 @@ static bool back_fill(struct stream_iter *it) {
     if (it->back_n) return true;
     if (it->back_limit == it->pos) return false;   /* the first entry was returned */
     const struct listpack *lp = it->lp;
-    struct entry_head h;
     size_t n = 0;
-    for (size_t p = it->pos; p != it->back_limit; p = entry_end(lp, &h, it->master_fields)) {
+    for (size_t p = it->pos; p != it->back_limit; p = entry_skip(lp, p, it->master_fields)) {
         it->back[n % STREAM_ITER_BACK] = p;
         n++;
-        read_head(lp, it->master, p, &h);
     }
     it->back_n = n < STREAM_ITER_BACK ? (unsigned)n : STREAM_ITER_BACK;
     it->back_top = (unsigned)((n - 1) % STREAM_ITER_BACK);
