@@ -296,9 +296,11 @@ static void cmd_xack(struct cmd_ctx *c) {
     for (int i = 0; i < n; i++)
         if (!stream_id_or_reply(c, c->argv[3 + i], 0, true, &ids[i], NULL)) goto done;
     for (int i = 0; i < n; i++) {
-        struct stream_nack *nack = idtree_find(g->pel, ids[i]);
-        if (!nack) continue;
-        nack_drop(g, ids[i], nack);
+        void *nack;
+        if (!idtree_remove(g->pel, ids[i], &nack)) continue;
+        struct stream_consumer *owner = ((struct stream_nack *)nack)->consumer;
+        if (owner) idtree_remove(owner->pel, ids[i], NULL);
+        free(nack);
         acked++;
     }
     reply_int(&c->r, acked);
