@@ -16,8 +16,15 @@
 #                 the same mix of acknowledged and already gone for both
 #   read+ack      xreadgroup10 + xack10: CPU per read of 10 and ack of 10
 #
+# and memory (MEM_TOO=1, a fresh server of each kind), RSS bytes per entry
+# (target <= 0.8): the server first takes MEM_N appends to a capped
+# scratch stream (so its I/O buffers are touched before the baseline),
+# then
+#   mem-one       MEM_N entries XADD s * f1 <n> f2 v<n> in one stream
+#   mem-many      MEM_N/10 streams of 10 such entries
+#
 #   bench/stream.sh [RINGKV_BINARY]
-# Knobs: GROUPS_TOO (1: also the group cases), ROUNDS (3), CLIENTS (50), P (16), N (1000000; the group cases use
+# Knobs: GROUPS_TOO (1: also the group cases), MEM_TOO (1), MEM_N (1000000), ROUNDS (3), CLIENTS (50), P (16), N (1000000; the group cases use
 # N/10 calls), PREFILL (1000), SERVER_CPU (0), CLIENT_CPU (1),
 # OUT (bench/RESULTS_STREAM.md).
 set -euo pipefail
@@ -26,6 +33,7 @@ RINGKV=$(realpath "${1:-${RINGKV:-$ROOT/build/ringkv}}")
 REDIS=${REDIS:-$(command -v redis-server)}
 BENCH=${BENCH:-$(command -v redis-benchmark)}
 CLI=${CLI:-redis-cli}
+MEM_N=${MEM_N:-1000000}
 ROUNDS=${ROUNDS:-3}; CLIENTS=${CLIENTS:-50}; P=${P:-16}; N=${N:-1000000}; PREFILL=${PREFILL:-1000}
 SERVER_CPU=${SERVER_CPU:-0}; CLIENT_CPU=${CLIENT_CPU:-1}
 OUT=${OUT:-$ROOT/bench/RESULTS_STREAM.md}
@@ -84,9 +92,41 @@ run() {
     stop_server
 }
 
+# fill_mem KEYFMT STREAMS PER [OPTS]: XADD <key> [OPTS] * f1 <n> f2 v<n>, PER
+# entries to each of STREAMS streams (KEYFMT: printf format of the key
+# from the stream's number), in pipes of 10000 commands
+fill_mem() {
+    local fmt=$1 streams=$2 per=$3 opts=${4:-} total chunk
+    total=$((streams * per))
+    for ((chunk = 0; chunk < total; chunk += 10000)); do
+        awk -v f="$fmt" -v per="$per" -v o="$opts" -v a="$chunk" -v b="$((chunk + 10000))" -v t="$total" \
+            'BEGIN { for (i = a; i < b && i < t; i++) {
+                         k = index(f, "%") ? sprintf(f, int(i / per)) : f
+                         printf "XADD %s %s * f1 %d f2 v%d\r\n", k, o, i % 1000, i } }' |
+            "$CLI" -p "$PORT" --pipe >/dev/null
+    done
+}
+
+# mem_run KIND: "mem-one B" and "mem-many B", RSS bytes per entry
+mem_run() {
+    local r0 r1
+    start_server "$1"
+    echo "fill: redis-cli --pipe, 10000 commands a pipe: XADD w MAXLEN 10 * f1 <n> f2 v<n> x $MEM_N, DEL w; then the case" >>"$CMDLOG"
+    fill_mem w 1 "$MEM_N" "MAXLEN 10"
+    "$CLI" -p "$PORT" del w >/dev/null
+    sleep 0.5; r0=$(rss_kb "$SERVER_PID")
+    fill_mem s 1 "$MEM_N"
+    sleep 0.5; r1=$(rss_kb "$SERVER_PID")
+    echo "mem-one $(awk -v a="$r0" -v b="$r1" -v n="$MEM_N" 'BEGIN { printf "%.1f", (b - a) * 1024 / n }')"
+    fill_mem 's:%d' "$((MEM_N / 10))" 10
+    sleep 0.5; r0=$r1; r1=$(rss_kb "$SERVER_PID")
+    echo "mem-many $(awk -v a="$r0" -v b="$r1" -v n="$MEM_N" 'BEGIN { printf "%.1f", (b - a) * 1024 / n }')"
+    stop_server
+}
+
 median() { tr ' ' '\n' | awk NF | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
-CASES="xadd-one xadd-random xrange10 xreadgroup10 xack10 read+ack"
+CASES="xadd-one xadd-random xrange10 xreadgroup10 xack10 read+ack mem-one mem-many"
 KINDS="redis ringkv-t1"
 declare -A RES
 for round in $(seq 1 "$ROUNDS"); do
@@ -95,6 +135,12 @@ for round in $(seq 1 "$ROUNDS"); do
             log "round $round $case $kind: $v us/cmd"
             RES[$case,$kind]="${RES[$case,$kind]:-} $v"
         done < <(run "$kind")
+        if [ "${MEM_TOO:-1}" = 1 ]; then
+            while read -r case v; do
+                log "round $round $case $kind: $v bytes/entry"
+                RES[$case,$kind]="${RES[$case,$kind]:-} $v"
+            done < <(mem_run "$kind")
+        fi
     done
 done
 
@@ -109,14 +155,16 @@ m() { echo "${RES[$1,$2]:-}" | median; }
     cat "$CMDLOG" | sort -u
     echo '```'
     echo
-    echo "| case | redis us/cmd | ringkv-t1 us/cmd | ringkv/redis |"
+    echo "CPU cases in server CPU us per command; mem cases in RSS bytes per entry."
+    echo
+    echo "| case | redis | ringkv-t1 | ringkv/redis |"
     echo "|---|---:|---:|---:|"
     for case in $CASES; do
         r=$(m "$case" redis); a=$(m "$case" ringkv-t1)
         echo "| $case | $r | $a | $(ratio "$a" "$r") |"
     done
     echo
-    echo "Every run (us/cmd):"
+    echo "Every run (us/cmd; mem cases bytes/entry):"
     echo
     for k in "${!RES[@]}"; do echo "- $k:${RES[$k]}"; done | sort
 } >"$OUT"
