@@ -13,6 +13,8 @@ X(cmd_rename) X(cmd_renamenx) X(cmd_copy) X(cmd_move) X(cmd_swapdb)
 X(cmd_expire) X(cmd_pexpire) X(cmd_expireat) X(cmd_pexpireat)
 X(cmd_ttl) X(cmd_pttl) X(cmd_expiretime) X(cmd_pexpiretime) X(cmd_persist) X(cmd_object)
 X(cmd_dbsize) X(cmd_flushdb) X(cmd_flushall)
+/* src/cmd/cmd_dump.c: serialized values */
+X(cmd_dump) X(cmd_restore)
 /* src/cmd/cmd_strings.c: strings */
 X(cmd_get) X(cmd_set) X(cmd_setnx) X(cmd_setex) X(cmd_psetex) X(cmd_getset) X(cmd_getdel) X(cmd_getex)
 X(cmd_mget) X(cmd_mset) X(cmd_msetnx) X(cmd_append) X(cmd_strlen) X(cmd_getrange) X(cmd_setrange)
