@@ -33,9 +33,10 @@
  * each with its own idtree of the same nacks.
  *
  * The stream object is a plain pointer (never inline in its entry).
- * Commands change struct stream's fields only through these functions,
- * except the consumer groups' and consumers' plain fields (last_id,
- * entries_read, seen_time, ...), which are theirs to set.
+ * Commands change struct stream's fields only through these functions
+ * (the RDB loader sets the counters of a stream it builds), except the
+ * consumer groups' and consumers' plain fields (last_id, entries_read,
+ * seen_time, ...), which are theirs to set.
  */
 #ifndef RINGKV_STREAM_H
 #define RINGKV_STREAM_H
@@ -119,6 +120,12 @@ bool stream_id_decr(struct stream_id *id);
  * must be greater than s->last_id (the caller checks). */
 void stream_append(struct stream *s, struct stream_id id, const struct slice *fv, size_t npairs,
                    const struct stream_node_limits *lim);
+/* Loading (RDB): add a node the caller built in the layout above, entries
+ * whole and in order; false (nothing added) when a node with this master
+ * ID is there. The loader then sets length, last_id, first_id,
+ * max_deleted_id and entries_added, and stream_check tells whether the
+ * whole agrees. */
+bool stream_import_node(struct stream *s, struct stream_id master, struct listpack *lp);
 /* Delete one entry (XDEL): false when it is not there. */
 bool stream_delete(struct stream *s, struct stream_id id);
 /* Whether an entry with this ID is there (not deleted). */

@@ -15,9 +15,11 @@
 #include "ringkv/list_obj.h"
 #include "ringkv/rdb_codec.h"
 #include "ringkv/set_obj.h"
+#include "ringkv/stream.h"
 #include "ringkv/util.h"
 #include "ringkv/zset_obj.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +80,205 @@ static void put_zset(struct rbuf *b, const struct zset_obj *z, bool compress) {
     }
 }
 
+/* Redis's listpack, built element by element: header (total bytes,
+ * count), elements each followed by its back length, 0xFF. */
+struct rlp {
+    struct rbuf b;
+    size_t count;
+};
+
+static void rlp_begin(struct rlp *w) {
+    w->b.len = 0;
+    w->count = 0;
+    rbuf_append(&w->b, "\0\0\0\0\0\0", 6);
+}
+
+static void rlp_backlen(struct rlp *w, size_t l) {
+    unsigned char bl[5];
+    size_t n;
+    if (l <= 127) n = 1;
+    else if (l < 16383) n = 2;
+    else if (l < 2097151) n = 3;
+    else if (l < 268435455) n = 4;
+    else n = 5;
+    /* the first byte holds the top bits; every later byte has bit 7 set */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char seven = (unsigned char)((l >> (7 * (n - 1 - i))) & 127);
+        bl[i] = i ? (unsigned char)(seven | 128) : seven;
+    }
+    rbuf_append(&w->b, bl, n);
+}
+
+static void rlp_int(struct rlp *w, long long v) {
+    unsigned char e[9];
+    size_t n;
+    if (v >= 0 && v <= 127) {
+        e[0] = (unsigned char)v;
+        n = 1;
+    } else if (v >= -4096 && v <= 4095) {
+        uint64_t u = (uint64_t)v & 0x1FFF;
+        e[0] = (unsigned char)(0xC0 | (u >> 8));
+        e[1] = (unsigned char)u;
+        n = 2;
+    } else {
+        int bytes = v >= -32768 && v <= 32767 ? 2 : v >= -8388608 && v <= 8388607 ? 3 : v >= INT32_MIN && v <= INT32_MAX ? 4 : 8;
+        e[0] = (unsigned char)(bytes == 2 ? 0xF1 : bytes == 3 ? 0xF2 : bytes == 4 ? 0xF3 : 0xF4);
+        for (int i = 0; i < bytes; i++) e[1 + i] = (unsigned char)((uint64_t)v >> (8 * i));
+        n = 1 + (size_t)bytes;
+    }
+    rbuf_append(&w->b, e, n);
+    rlp_backlen(w, n);
+    w->count++;
+}
+
+static void rlp_str(struct rlp *w, struct slice s) {
+    long long v;
+    if (s.len && s.len <= 20 && str_to_ll(s.ptr, s.len, &v)) {
+        rlp_int(w, v);
+        return;
+    }
+    unsigned char h[5];
+    size_t n;
+    if (s.len < 64) {
+        h[0] = (unsigned char)(0x80 | s.len);
+        n = 1;
+    } else if (s.len < 4096) {
+        h[0] = (unsigned char)(0xE0 | (s.len >> 8));
+        h[1] = (unsigned char)s.len;
+        n = 2;
+    } else {
+        h[0] = 0xF0;
+        for (int i = 0; i < 4; i++) h[1 + i] = (unsigned char)(s.len >> (8 * i));
+        n = 5;
+    }
+    rbuf_append(&w->b, h, n);
+    rbuf_append(&w->b, s.ptr, s.len);
+    rlp_backlen(w, n + s.len);
+    w->count++;
+}
+
+static void rlp_value(struct rlp *w, const struct lp_value *v) {
+    if (v->is_int) rlp_int(w, v->ival);
+    else rlp_str(w, v->str);
+}
+
+static void rlp_finish(struct rlp *w) {
+    put_byte(&w->b, 0xFF);
+    size_t total = w->b.len, count = w->count < 65535 ? w->count : 65535;
+    for (int i = 0; i < 4; i++) w->b.buf[i] = (char)(total >> (8 * i));
+    w->b.buf[4] = (char)count;
+    w->b.buf[5] = (char)(count >> 8);
+}
+
+static void put_stream_id(struct rbuf *b, struct stream_id id) {
+    unsigned char be[16];
+    for (int i = 0; i < 8; i++) {
+        be[i] = (unsigned char)(id.ms >> (56 - 8 * i));
+        be[8 + i] = (unsigned char)(id.seq >> (56 - 8 * i));
+    }
+    rbuf_append(b, be, 16);
+}
+
+static void put_ms_time(struct rbuf *b, long long t) {
+    unsigned char le8[8];
+    for (int i = 0; i < 8; i++) le8[i] = (unsigned char)((uint64_t)t >> (8 * i));
+    rbuf_append(b, le8, 8);
+}
+
+/* One node in Redis's layout: ours (stream.h) with each entry's lp-count
+ * after it. */
+static void put_stream_node(struct rbuf *b, const struct listpack *lp, struct rlp *w, bool compress) {
+    rlp_begin(w);
+    struct lp_value v;
+    size_t p = lp_first(lp);
+    long long head[3];
+    for (int i = 0; i < 3; i++, p = lp_next(lp, p)) {   /* count, deleted, num-fields */
+        lp_get(lp, p, &v);
+        head[i] = v.ival;
+        rlp_value(w, &v);
+    }
+    for (long long i = 0; i <= head[2]; i++, p = lp_next(lp, p)) {   /* the fields and the 0 */
+        lp_get(lp, p, &v);
+        rlp_value(w, &v);
+    }
+    while (p != LP_NONE) {
+        long long elems = 0, flags = 0, nfields = head[2];
+        for (int i = 0; i < 3; i++, p = lp_next(lp, p), elems++) {   /* flags ms-diff seq-diff */
+            lp_get(lp, p, &v);
+            if (i == 0) flags = v.ival;
+            rlp_value(w, &v);
+        }
+        long long rest = nfields;
+        if (!(flags & 2)) {   /* SAMEFIELDS not set: num-fields, then field,value pairs */
+            lp_get(lp, p, &v);
+            rest = 1 + 2 * v.ival;
+        }
+        for (long long i = 0; i < rest; i++, p = lp_next(lp, p), elems++) {
+            lp_get(lp, p, &v);
+            rlp_value(w, &v);
+        }
+        rlp_int(w, elems);
+    }
+    rlp_finish(w);
+    rdb_put_string(b, w->b.buf, w->b.len, compress);
+}
+
+static void put_pel(struct rbuf *b, const struct idtree *pel, bool nacks) {
+    rdb_put_len(b, idtree_count(pel));
+    struct idtree_iter it;
+    struct stream_id id;
+    void *v;
+    idtree_seek(&it, pel, STREAM_ID_MIN);
+    while (idtree_next(&it, &id, &v)) {
+        put_stream_id(b, id);
+        if (!nacks) continue;
+        const struct stream_nack *n = v;
+        put_ms_time(b, n->delivery_time);
+        rdb_put_len(b, n->delivery_count);
+    }
+}
+
+static void put_stream(struct rbuf *b, const struct stream *s, bool compress) {
+    put_byte(b, RDB_TYPE_STREAM_LISTPACKS_2);
+    rdb_put_len(b, idtree_count(s->nodes));
+    struct idtree_iter it;
+    struct stream_id master;
+    void *v;
+    struct rlp w = { 0 };
+    idtree_seek(&it, s->nodes, STREAM_ID_MIN);
+    while (idtree_next(&it, &master, &v)) {
+        struct rbuf key = { 0 };
+        put_stream_id(&key, master);
+        rdb_put_string(b, key.buf, key.len, false);
+        rbuf_free(&key);
+        put_stream_node(b, v, &w, compress);
+    }
+    rbuf_free(&w.b);
+    rdb_put_len(b, s->length);
+    const struct stream_id *ids[] = { &s->last_id, &s->first_id, &s->max_deleted_id };
+    for (int i = 0; i < 3; i++) {
+        rdb_put_len(b, ids[i]->ms);
+        rdb_put_len(b, ids[i]->seq);
+    }
+    rdb_put_len(b, s->entries_added);
+    rdb_put_len(b, s->ngroups);
+    for (size_t g = 0; g < s->ngroups; g++) {
+        const struct stream_cg *cg = s->groups[g];
+        put_slice(b, cg->name, false);
+        rdb_put_len(b, cg->last_id.ms);
+        rdb_put_len(b, cg->last_id.seq);
+        rdb_put_len(b, (uint64_t)cg->entries_read);   /* -1 (unknown) as Redis writes it */
+        put_pel(b, cg->pel, true);
+        rdb_put_len(b, cg->nconsumers);
+        for (size_t i = 0; i < cg->nconsumers; i++) {
+            const struct stream_consumer *c = cg->consumers[i];
+            put_slice(b, c->name, false);
+            put_ms_time(b, c->seen_time);
+            put_pel(b, c->pel, false);
+        }
+    }
+}
+
 bool rdb_put_value(struct rbuf *b, const struct kv_entry *e, bool compress) {
     switch (entry_type(e)) {
     case OBJ_STRING:
@@ -88,6 +289,7 @@ bool rdb_put_value(struct rbuf *b, const struct kv_entry *e, bool compress) {
     case OBJ_SET: put_set(b, entry_obj(e), compress); return true;
     case OBJ_HASH: put_hash(b, entry_obj(e), compress); return true;
     case OBJ_ZSET: put_zset(b, entry_obj(e), compress); return true;
+    case OBJ_STREAM: put_stream(b, entry_obj(e), compress); return true;
     default: return false;
     }
 }
@@ -183,7 +385,23 @@ static bool build_finish(struct builder *bd, struct rdb_value *out) {
 
 /* ---------------------------------------------------------------- blob walkers */
 
-typedef bool (*elem_fn)(struct builder *bd, struct slice s);
+/* Where a walker puts each element it reads. */
+typedef bool (*elem_fn)(void *ctx, const struct lp_value *v);
+
+static bool put_int(elem_fn fn, void *ctx, long long v) {
+    struct lp_value x = { .is_int = true, .ival = v };
+    return fn(ctx, &x);
+}
+
+static bool put_str(elem_fn fn, void *ctx, const unsigned char *p, size_t len) {
+    struct lp_value x = { .str = { (const char *)p, len } };
+    return fn(ctx, &x);
+}
+
+/* The builders' sink. */
+static bool to_builder(void *ctx, const struct lp_value *v) {
+    return v->is_int ? build_int(ctx, v->ival) : build_elem(ctx, v->str);
+}
 
 static uint64_t le(const unsigned char *p, int n) {
     uint64_t v = 0;
@@ -198,7 +416,7 @@ static long long sign_extend(uint64_t v, int bits) {
 
 /* Redis's listpack: total bytes (4), count (2), elements each followed by
  * its back length, 0xFF. */
-static bool walk_listpack(const unsigned char *p, size_t len, struct builder *bd, size_t *count) {
+static bool walk_listpack(const unsigned char *p, size_t len, elem_fn fn, void *ctx, size_t *count) {
     if (len < 7 || le(p, 4) != len || p[len - 1] != 0xFF) return false;
     const unsigned char *q = p + 6, *end = p + len - 1;
     size_t n = 0;
@@ -222,9 +440,9 @@ static bool walk_listpack(const unsigned char *p, size_t len, struct builder *bd
         } else return false;
         if (slen > left - hdr) return false;
         size_t l = hdr + slen;
-        size_t backlen = l < 128 ? 1 : l < 16384 ? 2 : l < 2097152 ? 3 : l < 268435456 ? 4 : 5;
+        size_t backlen = l <= 127 ? 1 : l < 16383 ? 2 : l < 2097151 ? 3 : l < 268435455 ? 4 : 5;
         if (left - l < backlen) return false;
-        bool ok = is_str ? build_elem(bd, (struct slice){ (const char *)q + hdr, slen }) : build_int(bd, v);
+        bool ok = is_str ? put_str(fn, ctx, q + hdr, slen) : put_int(fn, ctx, v);
         if (!ok) return false;
         q += l + backlen;
         n++;
@@ -237,7 +455,7 @@ static bool walk_listpack(const unsigned char *p, size_t len, struct builder *bd
 
 /* Redis's ziplist: bytes (4), tail offset (4), count (2), entries
  * (previous length, encoding, data), 0xFF. */
-static bool walk_ziplist(const unsigned char *p, size_t len, struct builder *bd, size_t *count) {
+static bool walk_ziplist(const unsigned char *p, size_t len, elem_fn fn, void *ctx, size_t *count) {
     if (len < 11 || le(p, 4) != len || p[len - 1] != 0xFF) return false;
     const unsigned char *q = p + 10, *end = p + len - 1;
     size_t n = 0;
@@ -271,7 +489,7 @@ static bool walk_ziplist(const unsigned char *p, size_t len, struct builder *bd,
             else return false;
         }
         if (slen > left - hdr) return false;
-        bool ok = is_str ? build_elem(bd, (struct slice){ (const char *)e + hdr, slen }) : build_int(bd, v);
+        bool ok = is_str ? put_str(fn, ctx, e + hdr, slen) : put_int(fn, ctx, v);
         if (!ok) return false;
         q = e + hdr + slen;
         n++;
@@ -375,8 +593,8 @@ static bool get_blob(const char **p, const char *end, struct builder *bd, struct
     const unsigned char *b = (const unsigned char *)tmp->buf;
     size_t n;
     switch (kind) {
-    case 0: return walk_listpack(b, tmp->len, bd, &n) && n > 0;
-    case 1: return walk_ziplist(b, tmp->len, bd, &n) && n > 0;
+    case 0: return walk_listpack(b, tmp->len, to_builder, bd, &n) && n > 0;
+    case 1: return walk_ziplist(b, tmp->len, to_builder, bd, &n) && n > 0;
     case 2: return walk_intset(b, tmp->len, bd);
     default: return walk_zipmap(b, tmp->len, bd);
     }
@@ -435,6 +653,187 @@ static bool get_collection(const char **p, const char *end, unsigned char t, str
     }
 }
 
+/* ---------------------------------------------------------------- streams */
+
+/* A node's elements as read from Redis's listpack. */
+struct elems {
+    struct lp_value *v;
+    size_t n, cap;
+};
+
+static bool to_elems(void *ctx, const struct lp_value *v) {
+    struct elems *e = ctx;
+    if (e->n == e->cap) {
+        e->cap = e->cap ? 2 * e->cap : 64;
+        e->v = rk_realloc(e->v, e->cap * sizeof *e->v);
+    }
+    e->v[e->n++] = *v;
+    return true;
+}
+
+/* Element i as an integer in [lo, hi]. */
+static bool elem_int(const struct elems *e, size_t i, long long lo, long long hi, long long *out) {
+    if (i >= e->n || !e->v[i].is_int) return false;
+    *out = e->v[i].ival;
+    return *out >= lo && *out <= hi;
+}
+
+/* Redis's node (master entry, entries each ending in its lp-count) into
+ * ours (stream.h: the same without lp-counts), checking its shape; the
+ * stream's checks (stream_check) do the counts and the order. */
+static struct listpack *node_from_redis(const struct elems *e) {
+    long long count, deleted, nf, zero, flags, n, lpcount, x;
+    if (!elem_int(e, 0, 0, INT32_MAX, &count) || !elem_int(e, 1, 0, INT32_MAX, &deleted) ||
+        !elem_int(e, 2, 0, INT32_MAX, &nf) || (size_t)nf > e->n || !elem_int(e, 3 + (size_t)nf, 0, 0, &zero))
+        return NULL;
+    struct listpack *lp = lp_new_forward();
+    lp_append_values(&lp, e->v, 4 + (size_t)nf);
+    size_t i = 4 + (size_t)nf;
+    while (i < e->n) {
+        size_t start = i;
+        if (!elem_int(e, i, 0, 3, &flags) || !elem_int(e, i + 1, LLONG_MIN, LLONG_MAX, &x) ||
+            !elem_int(e, i + 2, LLONG_MIN, LLONG_MAX, &x))
+            goto bad;
+        i += 3;
+        if (flags & 2) {
+            n = nf;
+        } else {
+            if (!elem_int(e, i, 1, INT32_MAX, &n)) goto bad;
+            n = 1 + 2 * n;
+        }
+        if ((size_t)n > e->n - i) goto bad;
+        i += (size_t)n;
+        if (!elem_int(e, i, 0, LLONG_MAX, &lpcount) || (size_t)lpcount != i - start) goto bad;
+        lp_append_values(&lp, e->v + start, i - start);
+        i++;
+    }
+    return lp;
+bad:
+    lp_free(lp);
+    return NULL;
+}
+
+static bool get_stream_id(const char **p, const char *end, struct stream_id *id) {
+    if (end - *p < 16) return false;
+    const unsigned char *b = (const unsigned char *)*p;
+    id->ms = id->seq = 0;
+    for (int i = 0; i < 8; i++) {
+        id->ms = id->ms << 8 | b[i];
+        id->seq = id->seq << 8 | b[8 + i];
+    }
+    *p += 16;
+    return true;
+}
+
+static bool get_ms_time(const char **p, const char *end, long long *t) {
+    if (end - *p < 8) return false;
+    *t = (long long)le((const unsigned char *)*p, 8);
+    *p += 8;
+    return true;
+}
+
+static bool get_len2(const char **p, const char *end, uint64_t *a, uint64_t *b) {
+    return rdb_get_len(p, end, a, NULL) && rdb_get_len(p, end, b, NULL);
+}
+
+static bool get_stream_nodes(const char **p, const char *end, struct stream *s, struct rbuf *tmp) {
+    uint64_t nodes;
+    if (!rdb_get_len(p, end, &nodes, NULL)) return false;
+    struct elems e = { 0 };
+    bool ok = true;
+    for (uint64_t k = 0; ok && k < nodes; k++) {
+        struct stream_id master;
+        const char *q;
+        tmp->len = 0;
+        ok = rdb_get_string(p, end, tmp) && tmp->len == 16;
+        q = tmp->buf;
+        ok = ok && get_stream_id(&q, tmp->buf + 16, &master);
+        tmp->len = 0;
+        ok = ok && rdb_get_string(p, end, tmp);
+        size_t n = 0;
+        e.n = 0;
+        ok = ok && walk_listpack((const unsigned char *)tmp->buf, tmp->len, to_elems, &e, &n) && n > 0;
+        struct listpack *lp = ok ? node_from_redis(&e) : NULL;
+        if (!lp || !stream_import_node(s, master, lp)) {
+            if (lp) lp_free(lp);
+            ok = false;
+        }
+    }
+    free(e.v);
+    return ok;
+}
+
+static bool get_stream_groups(const char **p, const char *end, struct stream *s, bool v2, struct rbuf *tmp) {
+    uint64_t ngroups;
+    if (!rdb_get_len(p, end, &ngroups, NULL)) return false;
+    while (ngroups--) {
+        struct stream_id last;
+        uint64_t read = 0, npel, nconsumers;
+        tmp->len = 0;
+        if (!rdb_get_string(p, end, tmp) || !get_len2(p, end, &last.ms, &last.seq)) return false;
+        if (v2 && !rdb_get_len(p, end, &read, NULL)) return false;
+        long long entries_read = v2 ? (long long)read : stream_estimate_distance(s, last);
+        struct stream_cg *cg = stream_cg_create(s, (struct slice){ tmp->buf, tmp->len }, last, entries_read);
+        if (!cg || !rdb_get_len(p, end, &npel, NULL)) return false;
+        while (npel--) {
+            struct stream_id id;
+            long long when;
+            uint64_t count;
+            if (!get_stream_id(p, end, &id) || !get_ms_time(p, end, &when) || !rdb_get_len(p, end, &count, NULL))
+                return false;
+            struct stream_nack *n = stream_nack_new(NULL, when);
+            n->delivery_count = count;
+            if (!idtree_insert(cg->pel, id, n)) {
+                free(n);
+                return false;
+            }
+        }
+        if (!rdb_get_len(p, end, &nconsumers, NULL)) return false;
+        while (nconsumers--) {
+            long long seen;
+            tmp->len = 0;
+            if (!rdb_get_string(p, end, tmp) || !get_ms_time(p, end, &seen)) return false;
+            struct stream_consumer *c = stream_consumer_create(cg, (struct slice){ tmp->buf, tmp->len }, seen);
+            if (!c || !rdb_get_len(p, end, &npel, NULL)) return false;
+            while (npel--) {
+                struct stream_id id;
+                if (!get_stream_id(p, end, &id)) return false;
+                struct stream_nack *n = idtree_find(cg->pel, id);
+                /* in the group's PEL, and nobody else's */
+                if (!n || n->consumer || !idtree_insert(c->pel, id, n)) return false;
+                n->consumer = c;
+            }
+        }
+        /* every pending entry has its consumer */
+        struct idtree_iter it;
+        struct stream_id id;
+        void *v;
+        idtree_seek(&it, cg->pel, STREAM_ID_MIN);
+        while (idtree_next(&it, &id, &v))
+            if (!((struct stream_nack *)v)->consumer) return false;
+    }
+    return true;
+}
+
+static bool get_stream(const char **p, const char *end, bool v2, struct stream *s, struct rbuf *tmp) {
+    if (!get_stream_nodes(p, end, s, tmp)) return false;
+    if (!rdb_get_len(p, end, &s->length, NULL) || !get_len2(p, end, &s->last_id.ms, &s->last_id.seq)) return false;
+    if (v2) {
+        if (!get_len2(p, end, &s->first_id.ms, &s->first_id.seq) ||
+            !get_len2(p, end, &s->max_deleted_id.ms, &s->max_deleted_id.seq) ||
+            !rdb_get_len(p, end, &s->entries_added, NULL))
+            return false;
+    } else {
+        s->entries_added = s->length;
+        struct stream_iter it;
+        long long nf;
+        stream_iter_start(&it, s, STREAM_ID_MIN, STREAM_ID_MAX, false);
+        if (!stream_iter_next(&it, &s->first_id, &nf)) s->first_id = STREAM_ID_MIN;
+    }
+    /* the nodes must agree with the counters before the groups use them */
+    return stream_check(s) && get_stream_groups(p, end, s, v2, tmp) && stream_check(s);
+}
+
 bool rdb_get_value(const char **p, const char *end, struct rdb_value *out) {
     const char *at = *p;
     unsigned char t;
@@ -443,6 +842,20 @@ bool rdb_get_value(const char **p, const char *end, struct rdb_value *out) {
     if (t == RDB_TYPE_STRING) {
         if (!rdb_get_string(&at, end, &out->str)) return false;
         out->type = OBJ_STRING;
+        *p = at;
+        return true;
+    }
+    if (t == RDB_TYPE_STREAM_LISTPACKS || t == RDB_TYPE_STREAM_LISTPACKS_2) {
+        struct stream *s = stream_new();
+        struct rbuf tmp = { 0 };
+        bool ok = get_stream(&at, end, t == RDB_TYPE_STREAM_LISTPACKS_2, s, &tmp);
+        rbuf_free(&tmp);
+        if (!ok) {
+            stream_free(s);
+            return false;
+        }
+        out->type = OBJ_STREAM;
+        out->obj = s;
         *p = at;
         return true;
     }

@@ -339,6 +339,10 @@ void stream_append(struct stream *s, struct stream_id id, const struct slice *fv
     if (s->length == 1) s->first_id = id;
 }
 
+bool stream_import_node(struct stream *s, struct stream_id master, struct listpack *lp) {
+    return idtree_insert(s->nodes, master, lp);
+}
+
 /* ---------------------------------------------------------------- iterating */
 
 void stream_iter_start(struct stream_iter *it, const struct stream *s, struct stream_id start,
@@ -737,6 +741,7 @@ bool stream_check(const struct stream *s) {
     while (idtree_next(&it, &master, &v)) {
         const struct listpack *lp = v;
         if (!lp_check(lp)) return false;
+        if (any && stream_id_cmp(master, prev) <= 0) return false;   /* a node starts past the one before */
         long long count = lp_int(lp, lp_first(lp)), dels = lp_int(lp, lp_next(lp, lp_first(lp)));
         if (count <= 0) return false;   /* empty nodes go */
         long long nf, seen_live = 0, seen_del = 0;

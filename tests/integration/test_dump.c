@@ -1,6 +1,6 @@
 /*
  * DUMP and RESTORE: every type round-trips (small, listpack-encoded, and
- * past the listpack limits), a payload redis-server 7.0 wrote restores,
+ * past the listpack limits; streams with groups), a payload redis-server 7.0 wrote restores,
  * TTLs (relative, ABSTTL, already expired), REPLACE, and every error
  * (BUSYKEY, bad TTL, IDLETIME/FREQ bounds, syntax, checksum, bad data).
  * No assertion depends on the wall clock beyond TTL ranges of seconds.
@@ -87,6 +87,39 @@ static void test_round_trips(void **state) {
     NIL(c, "DUMP nosuch");
 }
 
+/* A stream with deletions, a node past the entry limit, groups, consumers
+ * and pending entries: its copy answers XINFO STREAM FULL the same. */
+static void test_stream(void **state) {
+    redisContext *c = FIX(state)->c;
+    for (int i = 1; i <= 250; i++) freeReplyObject(cmd(c, "XADD s %d-1 f v%d g %d", i, i, i));
+    freeReplyObject(cmd(c, "XADD s 300-1 other x"));
+    INT(c, 1, "XDEL s 5-1");
+    OK(c, "XGROUP CREATE s g1 0");
+    freeReplyObject(cmd(c, "XREADGROUP GROUP g1 alice COUNT 3 STREAMS s >"));
+    freeReplyObject(cmd(c, "XREADGROUP GROUP g1 bob COUNT 2 STREAMS s >"));
+    INT(c, 1, "XACK s g1 2-1");
+    OK(c, "XGROUP CREATE s g2 $");
+    freeReplyObject(cmd(c, "XADD empty MAXLEN 0 * a b"));
+    const char *keys[] = { "s", "empty" };
+    for (int k = 0; k < 2; k++) {
+        char dst[32];
+        snprintf(dst, sizeof dst, "copy:%s", keys[k]);
+        size_t n;
+        char *p = dump(c, keys[k], &n);
+        expect_ok(cmd(c, "RESTORE %s 0 %b", dst, p, n));
+        free(p);
+        redisReply *a = cmd(c, "XINFO STREAM %s FULL", keys[k]), *b = cmd(c, "XINFO STREAM %s FULL", dst);
+        char *ra = reply_repr(a), *rb = reply_repr(b);
+        if (strcmp(ra, rb) != 0) h_fail("%s: %s\nvs %s", keys[k], ra, rb);
+        free(ra);
+        free(rb);
+        freeReplyObject(a);
+        freeReplyObject(b);
+    }
+    INT(c, 250, "XLEN copy:s");
+    INT(c, 0, "XLEN copy:empty");
+}
+
 /* RPUSH l a b 1 -2 300 70000 as redis-server 7.0.15 dumps it. */
 static const char redis_list[] =
     "\x12\x01\x02\x1a\x1a\x00\x00\x00\x06\x00\x81\x61\x02\x81\x62\x02\x01\x01\xdf\xfe\x02\xc1\x2c\x02"
@@ -145,6 +178,7 @@ static void test_errors(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_round_trips, h_flushall),
+        cmocka_unit_test_setup(test_stream, h_flushall),
         cmocka_unit_test_setup(test_redis_payload, h_flushall),
         cmocka_unit_test_setup(test_ttl_and_replace, h_flushall),
         cmocka_unit_test_setup(test_errors, h_flushall),

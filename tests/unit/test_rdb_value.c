@@ -28,6 +28,7 @@
 #include "ringkv/rdb_codec.h"
 #include "ringkv/rdb_value.h"
 #include "ringkv/set_obj.h"
+#include "ringkv/stream.h"
 #include "ringkv/zset_obj.h"
 
 static uint64_t rng = 88172645463325252ULL;
@@ -197,6 +198,111 @@ static void test_zset_round_trip(void **state) {
     }
 }
 
+static void expect_same_stream(const struct stream *a, const struct stream *b) {
+    assert_true(stream_check(b));
+    assert_int_equal(a->length, b->length);
+    assert_int_equal(a->entries_added, b->entries_added);
+    assert_true(stream_id_cmp(a->last_id, b->last_id) == 0);
+    assert_true(stream_id_cmp(a->first_id, b->first_id) == 0);
+    assert_true(stream_id_cmp(a->max_deleted_id, b->max_deleted_id) == 0);
+    struct stream_iter ia, ib;
+    struct stream_id x, y;
+    long long nx, ny;
+    stream_iter_start(&ia, a, STREAM_ID_MIN, STREAM_ID_MAX, false);
+    stream_iter_start(&ib, b, STREAM_ID_MIN, STREAM_ID_MAX, false);
+    while (stream_iter_next(&ia, &x, &nx)) {
+        assert_true(stream_iter_next(&ib, &y, &ny));
+        assert_true(stream_id_cmp(x, y) == 0);
+        assert_int_equal(nx, ny);
+        for (long long f = 0; f < nx; f++) {
+            struct lp_value fa, va, fb, vb;
+            char b1[LP_INTBUF_SIZE], b2[LP_INTBUF_SIZE], b3[LP_INTBUF_SIZE], b4[LP_INTBUF_SIZE];
+            stream_iter_field(&ia, &fa, &va);
+            stream_iter_field(&ib, &fb, &vb);
+            struct slice s1 = lp_value_str(&fa, b1), s2 = lp_value_str(&fb, b2);
+            struct slice s3 = lp_value_str(&va, b3), s4 = lp_value_str(&vb, b4);
+            assert_int_equal(s1.len, s2.len);
+            assert_memory_equal(s1.ptr, s2.ptr, s1.len);
+            assert_int_equal(s3.len, s4.len);
+            assert_memory_equal(s3.ptr, s4.ptr, s3.len);
+        }
+    }
+    assert_false(stream_iter_next(&ib, &y, &ny));
+    assert_int_equal(a->ngroups, b->ngroups);
+    for (size_t g = 0; g < a->ngroups; g++) {
+        const struct stream_cg *ga = a->groups[g], *gb = b->groups[g];
+        assert_int_equal(ga->name.len, gb->name.len);
+        assert_memory_equal(ga->name.ptr, gb->name.ptr, ga->name.len);
+        assert_true(stream_id_cmp(ga->last_id, gb->last_id) == 0);
+        assert_int_equal(ga->entries_read, gb->entries_read);
+        assert_int_equal(idtree_count(ga->pel), idtree_count(gb->pel));
+        assert_int_equal(ga->nconsumers, gb->nconsumers);
+        struct idtree_iter it;
+        void *v;
+        idtree_seek(&it, ga->pel, STREAM_ID_MIN);
+        while (idtree_next(&it, &x, &v)) {
+            const struct stream_nack *na = v, *nb = idtree_find(gb->pel, x);
+            assert_non_null(nb);
+            assert_int_equal(na->delivery_time, nb->delivery_time);
+            assert_int_equal(na->delivery_count, nb->delivery_count);
+            assert_int_equal(na->consumer->name.len, nb->consumer->name.len);
+            assert_memory_equal(na->consumer->name.ptr, nb->consumer->name.ptr, na->consumer->name.len);
+        }
+        for (size_t c = 0; c < ga->nconsumers; c++)
+            assert_int_equal(ga->consumers[c]->seen_time, gb->consumers[c]->seen_time);
+    }
+}
+
+/* Streams with entries that share the master's fields and entries that do
+ * not, deletions, several nodes, and groups with pending entries. */
+static void test_stream_round_trip(void **state) {
+    (void)state;
+    struct stream_node_limits lim = { 4096, 100 };
+    for (int round = 0; round < 4; round++) {
+        struct stream *s = stream_new();
+        int n = round == 0 ? 0 : round * 150;
+        for (int i = 1; i <= n; i++) {
+            char v1[32], v2[32];
+            snprintf(v1, sizeof v1, "%d", (int)(rnd() % 100000) - 50000);
+            snprintf(v2, sizeof v2, "value-%llu", (unsigned long long)rnd());
+            const char *g = rnd() % 5 ? "g" : "other";
+            struct slice fv[4] = { { "f", 1 }, { v1, strlen(v1) }, { g, strlen(g) }, { v2, strlen(v2) } };
+            stream_append(s, (struct stream_id){ (uint64_t)i * 3, rnd() % 4 }, fv, rnd() % 3 ? 2 : 1, &lim);
+        }
+        for (int i = 0; i < n / 10; i++) {
+            struct stream_iter it;
+            struct stream_id id;
+            long long nf;
+            stream_iter_start(&it, s, (struct stream_id){ rnd() % (3 * (uint64_t)n + 1), 0 }, STREAM_ID_MAX, false);
+            if (stream_iter_next(&it, &id, &nf)) stream_delete(s, id);
+        }
+        if (round >= 2) {
+            struct stream_cg *cg = stream_cg_create(s, (struct slice){ "grp", 3 }, s->last_id, 7);
+            stream_cg_create(s, (struct slice){ "empty", 5 }, STREAM_ID_MIN, STREAM_ENTRIES_READ_INVALID);
+            struct stream_consumer *c1 = stream_consumer_create(cg, (struct slice){ "alice", 5 }, 1000);
+            struct stream_consumer *c2 = stream_consumer_create(cg, (struct slice){ "bob", 3 }, 2000);
+            stream_consumer_create(cg, (struct slice){ "idle", 4 }, 3000);
+            for (int i = 0; i < 30; i++) {
+                struct stream_id id = { rnd() % (3 * (uint64_t)n), rnd() % 4 };
+                struct stream_consumer *c = i % 2 ? c1 : c2;
+                struct stream_nack *nk = stream_nack_new(c, 5000 + i);
+                nk->delivery_count = 1 + rnd() % 5;
+                if (!idtree_insert(cg->pel, id, nk)) {
+                    free(nk);
+                    continue;
+                }
+                idtree_insert(c->pel, id, nk);
+            }
+        }
+        struct kv_entry *e = entry_new_obj(KEY, OBJ_STREAM, s, NO_EXPIRE);
+        struct rdb_value v = round_trip(e);
+        assert_int_equal(v.type, OBJ_STREAM);
+        expect_same_stream(entry_obj(e), v.obj);
+        rdb_value_discard(&v);
+        entry_free(e);
+    }
+}
+
 /* Payloads redis-server 7.0.15 gave for DUMP. */
 struct vector {
     const char *name;
@@ -219,6 +325,16 @@ static const struct vector redis_dumps[] = {
     /* ZADD z 1 a 2.5 b: listpack */
     V("zset", "\x11\x14\x14\x00\x00\x00\x04\x00\x81\x61\x02\x01\x01\x81\x62\x02\x83\x32\x2e\x35\x04\xff\x0a\x00"
               "\xd4\x4c\x6e\xa4\xf6\x44\xd9\xd7"),
+    /* XADD s 1-1 f v1 g 1, 2-1 f v2 g 2, 3-1 h x; XDEL s 2-1; XGROUP CREATE s g 0;
+     * XREADGROUP GROUP g c COUNT 1 STREAMS s > (rdbcompression no) */
+    V("stream", "\x13\x01\x10\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x40\x41\x41\x00"
+                "\x00\x00\x19\x00\x02\x01\x01\x01\x02\x01\x81\x66\x02\x81\x67\x02\x00\x01\x02\x01\x00\x01\x00"
+                "\x01\x82\x76\x31\x03\x01\x01\x05\x01\x03\x01\x01\x01\x00\x01\x82\x76\x32\x03\x02\x01\x05\x01"
+                "\x00\x01\x02\x01\x00\x01\x01\x01\x81\x68\x02\x81\x78\x02\x06\x01\xff\x02\x03\x01\x01\x01\x02"
+                "\x01\x03\x01\x01\x67\x01\x01\x81\xff\xff\xff\xff\xff\xff\xff\xff\x01\x00\x00\x00\x00\x00\x00"
+                "\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x93\x51\xc7\x0b\xa2\x01\x00\x00\x01\x01\x01\x63\x93"
+                "\x51\xc7\x0b\xa2\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00"
+                "\x01\x0a\x00\x45\x51\x03\xef\xf7\x72\x00\x10"),
     /* SET n 12345: int-encoded string */
     V("string", "\x00\xc1\x39\x30\x0a\x00\x9d\x94\xea\x27\x93\xfc\x08\xb9"),
 };
@@ -284,6 +400,21 @@ static void test_redis_payloads(void **state) {
     rdb_value_discard(&v);
 
     v = read_payload(&redis_dumps[5]);
+    assert_int_equal(v.type, OBJ_STREAM);
+    const struct stream *st = v.obj;
+    assert_int_equal(st->length, 2);
+    assert_int_equal(st->entries_added, 3);
+    assert_true(stream_id_cmp(st->max_deleted_id, (struct stream_id){ 2, 1 }) == 0);
+    assert_true(stream_has_entry(st, (struct stream_id){ 3, 1 }));
+    assert_false(stream_has_entry(st, (struct stream_id){ 2, 1 }));
+    assert_int_equal(st->ngroups, 1);
+    assert_int_equal(st->groups[0]->entries_read, STREAM_ENTRIES_READ_INVALID);
+    assert_int_equal(idtree_count(st->groups[0]->pel), 1);
+    assert_int_equal(st->groups[0]->nconsumers, 1);
+    assert_memory_equal(st->groups[0]->consumers[0]->name.ptr, "c", 1);
+    rdb_value_discard(&v);
+
+    v = read_payload(&redis_dumps[6]);
     assert_int_equal(v.type, OBJ_STRING);
     assert_int_equal(v.str.len, 5);
     assert_memory_equal(v.str.buf, "12345", 5);
@@ -378,6 +509,7 @@ int main(void) {
         cmocka_unit_test(test_set_round_trip),
         cmocka_unit_test(test_hash_round_trip),
         cmocka_unit_test(test_zset_round_trip),
+        cmocka_unit_test(test_stream_round_trip),
         cmocka_unit_test(test_redis_payloads),
         cmocka_unit_test(test_old_encodings),
         cmocka_unit_test(test_refused),
