@@ -131,6 +131,28 @@ static void test_redis_payload(void **state) {
     expect_bulks(cmd(c, "LRANGE l 0 -1"), 6, "a", "b", "1", "-2", "300", "70000");
 }
 
+/* The count of blocked clients, from INFO clients. */
+static long long blocked_clients(redisContext *c) {
+    redisReply *r = cmd(c, "INFO clients");
+    const char *at = r->type == REDIS_REPLY_STRING ? strstr(r->str, "blocked_clients:") : NULL;
+    long long n = at ? atoll(at + strlen("blocked_clients:")) : -1;
+    freeReplyObject(r);
+    return n;
+}
+
+/* A RESTOREd list serves a client blocked on its key, as a push would. */
+static void test_restore_wakes_blocked(void **state) {
+    struct fixture *f = FIX(state);
+    struct raw *w = raw_connect(&f->srv);
+    raw_cmd(w, "BLPOP l 0");
+    for (int i = 0; i < 1000 && blocked_clients(f->c) != 1; i++) h_sleep_ms(5);
+    assert_int_equal(blocked_clients(f->c), 1);
+    expect_ok(cmd(f->c, "RESTORE l 0 %b", redis_list, sizeof redis_list - 1));
+    raw_expect(w, "*2\r\n$1\r\nl\r\n$1\r\na\r\n");
+    INT(f->c, 5, "LLEN l");
+    raw_close(w);
+}
+
 static void test_ttl_and_replace(void **state) {
     redisContext *c = FIX(state)->c;
     OK(c, "SET a va");
@@ -180,6 +202,7 @@ int main(void) {
         cmocka_unit_test_setup(test_round_trips, h_flushall),
         cmocka_unit_test_setup(test_stream, h_flushall),
         cmocka_unit_test_setup(test_redis_payload, h_flushall),
+        cmocka_unit_test_setup(test_restore_wakes_blocked, h_flushall),
         cmocka_unit_test_setup(test_ttl_and_replace, h_flushall),
         cmocka_unit_test_setup(test_errors, h_flushall),
     };
