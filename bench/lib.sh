@@ -90,6 +90,10 @@ used_memory() {
     "$CLI" -p "$PORT" info memory 2>/dev/null | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }'
 }
 
+# median: the middle (upper middle for an even count) of numbers separated
+# by spaces or newlines on stdin
+median() { tr ' ' '\n' | awk NF | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "NA" || b == "NA" || b == 0) print "–"; else printf "%.2f", a / b }'; }
 
 fmt_rps() { awk -v v="$1" 'BEGIN { if (v == "NA") print "–"; else if (v >= 1e6) printf "%.2fM", v / 1e6; else printf "%.0fk", v / 1e3 }'; }

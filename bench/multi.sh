@@ -103,7 +103,6 @@ run_one() {
         'BEGIN { printf "%.3f %.0f %s/%s %s\n", t / hz * 1e6 / n, r, lo, hi, x }'
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 declare -A CPU RATE
 : >"$WORK/runs"

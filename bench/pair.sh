@@ -54,7 +54,6 @@ run_one() {
     awk -v d="$((t1 - t0))" -v n="$N" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.4f", d / hz * 1e6 / n }'
 }
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 declare -A runs
 labels=()

@@ -91,7 +91,6 @@ cell() {
         'BEGIN { m = n * r; printf "%.0f %.3f %s\n", m / (b - a), t / hz * 1e6 / m, s == "-" ? "-" : sprintf("%.3f", s / m) }'
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 {
     echo "# Pub/sub, side by side"

@@ -95,7 +95,6 @@ run() {
     awk -v t="$((t1 - t0))" -v hz="$HZ" -v n="$N" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }'
 }
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 declare -A RES
 for round in $(seq 1 "$ROUNDS"); do

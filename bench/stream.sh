@@ -124,7 +124,6 @@ mem_run() {
     stop_server
 }
 
-median() { tr ' ' '\n' | awk NF | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 CASES="xadd-one xadd-random xrange10 xreadgroup10 xack10 read+ack mem-one mem-many"
 KINDS="redis ringkv-t1"

@@ -58,6 +58,18 @@ bool rdb_get_len(const char **p, const char *end, uint64_t *len, bool *encoded);
  * (integers as their decimal text, as Redis returns them). */
 bool rdb_get_string(const char **p, const char *end, struct rbuf *out);
 
+/* The fixed-width fields: 8 bytes little-endian, as rdbSaveMillisecondTime
+ * and rdbSaveBinaryDoubleValue write them. The readers refuse fewer than 8
+ * bytes left. */
+void rdb_put_u64(struct rbuf *b, uint64_t v);
+bool rdb_get_u64(const char **p, const char *end, uint64_t *v);
+void rdb_put_double(struct rbuf *b, double d);
+bool rdb_get_double(const char **p, const char *end, double *d);
+
+/* An n-byte (1..8) little-endian integer at p (the caller checked n bytes
+ * are there): the fields of Redis's ziplists, listpacks and intsets. */
+uint64_t rdb_load_le(const unsigned char *p, int n);
+
 /* Appends the trailer: exactly Redis 7.0's createDumpPayload. */
 void rdb_payload_finish(struct rbuf *b);
 

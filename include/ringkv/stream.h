@@ -45,6 +45,10 @@
 #include "ringkv/idtree.h"
 #include "ringkv/listpack.h"
 
+/* An entry's flags (Redis's STREAM_ITEM_FLAG_*). */
+#define STREAM_FLAG_DELETED    1
+#define STREAM_FLAG_SAMEFIELDS 2
+
 /* Longest "<ms>-<seq>" text, with its NUL. */
 #define STREAM_ID_STR_MAX 44
 /* entries_read when it is not known (Redis's SCG_INVALID_ENTRIES_READ). */

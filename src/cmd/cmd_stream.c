@@ -455,7 +455,7 @@ static void cmd_xsetid(struct cmd_ctx *c) {
     struct stream *s;
     if (!stream_write(c, c->argv[1], &slot, &s)) return;
     if (!s) {
-        reply_error(&c->r, "ERR no such key");
+        reply_error(&c->r, ERR_NO_SUCH_KEY);
         return;
     }
     bool bad = false;

@@ -757,14 +757,19 @@ static void xinfo_full_groups(struct cmd_ctx *c, const struct stream *s, long lo
     }
 }
 
+/* The stream every XINFO subcommand reads (argv[2]), or NULL after the
+ * error reply (WRONGTYPE, or no such key). */
+static struct stream *xinfo_stream(struct cmd_ctx *c) {
+    struct stream *s;
+    if (!stream_read(c, c->argv[2], &s)) return NULL;
+    if (!s) reply_error(&c->r, ERR_NO_SUCH_KEY);
+    return s;
+}
+
 /* XINFO STREAM key [FULL [COUNT n]] */
 static void cmd_xinfo_stream(struct cmd_ctx *c) {
-    struct stream *s;
-    if (!stream_read(c, c->argv[2], &s)) return;
-    if (!s) {
-        reply_error(&c->r, ERR_NO_SUCH_KEY);
-        return;
-    }
+    struct stream *s = xinfo_stream(c);
+    if (!s) return;
     int optc = c->argc - 3;
     bool full = optc > 0;
     long long count = 10;   /* FULL's default, so it cannot block the server */
@@ -814,12 +819,8 @@ static void cmd_xinfo_stream(struct cmd_ctx *c) {
 
 /* XINFO GROUPS key */
 static void cmd_xinfo_groups(struct cmd_ctx *c) {
-    struct stream *s;
-    if (!stream_read(c, c->argv[2], &s)) return;
-    if (!s) {
-        reply_error(&c->r, ERR_NO_SUCH_KEY);
-        return;
-    }
+    struct stream *s = xinfo_stream(c);
+    if (!s) return;
     reply_array(&c->r, s->ngroups);
     for (size_t i = 0; i < s->ngroups; i++) {
         const struct stream_cg *g = s->groups[i];
@@ -841,12 +842,8 @@ static void cmd_xinfo_groups(struct cmd_ctx *c) {
 
 /* XINFO CONSUMERS key group */
 static void cmd_xinfo_consumers(struct cmd_ctx *c) {
-    struct stream *s;
-    if (!stream_read(c, c->argv[2], &s)) return;
-    if (!s) {
-        reply_error(&c->r, ERR_NO_SUCH_KEY);
-        return;
-    }
+    struct stream *s = xinfo_stream(c);
+    if (!s) return;
     const struct stream_cg *g = stream_cg_find(s, c->argv[3]);
     if (!g) {
         reply_nogroup_name(c, c->argv[2], c->argv[3]);

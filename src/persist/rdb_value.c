@@ -31,14 +31,6 @@ static void put_byte(struct rbuf *b, unsigned char c) { rbuf_append(b, &c, 1); }
 
 static void put_slice(struct rbuf *b, struct slice s, bool compress) { rdb_put_string(b, s.ptr, s.len, compress); }
 
-static void put_double(struct rbuf *b, double d) {
-    unsigned char le[8];
-    uint64_t u;
-    memcpy(&u, &d, 8);
-    for (int i = 0; i < 8; i++) le[i] = (unsigned char)(u >> (8 * i));
-    rbuf_append(b, le, 8);
-}
-
 static void put_list(struct rbuf *b, const struct list_obj *l, bool compress) {
     put_byte(b, RDB_TYPE_LIST);
     rdb_put_len(b, list_len(l));
@@ -76,7 +68,7 @@ static void put_zset(struct rbuf *b, const struct zset_obj *z, bool compress) {
     struct zset_it it;
     for (zset_it_rank(&it, z, 0); it.valid; zset_it_next(&it)) {
         put_slice(b, zset_it_member(&it), compress);
-        put_double(b, zset_it_score_of(&it));
+        rdb_put_double(b, zset_it_score_of(&it));
     }
 }
 
@@ -179,12 +171,6 @@ static void put_stream_id(struct rbuf *b, struct stream_id id) {
     rbuf_append(b, be, 16);
 }
 
-static void put_ms_time(struct rbuf *b, long long t) {
-    unsigned char le8[8];
-    for (int i = 0; i < 8; i++) le8[i] = (unsigned char)((uint64_t)t >> (8 * i));
-    rbuf_append(b, le8, 8);
-}
-
 /* One node in Redis's layout: ours (stream.h) with each entry's lp-count
  * after it. */
 static void put_stream_node(struct rbuf *b, const struct listpack *lp, struct rlp *w, bool compress) {
@@ -209,7 +195,7 @@ static void put_stream_node(struct rbuf *b, const struct listpack *lp, struct rl
             rlp_value(w, &v);
         }
         long long rest = nfields;
-        if (!(flags & 2)) {   /* SAMEFIELDS not set: num-fields, then field,value pairs */
+        if (!(flags & STREAM_FLAG_SAMEFIELDS)) {   /* num-fields, then field,value pairs */
             lp_get(lp, p, &v);
             rest = 1 + 2 * v.ival;
         }
@@ -233,7 +219,7 @@ static void put_pel(struct rbuf *b, const struct idtree *pel, bool nacks) {
         put_stream_id(b, id);
         if (!nacks) continue;
         const struct stream_nack *n = v;
-        put_ms_time(b, n->delivery_time);
+        rdb_put_u64(b, (uint64_t)n->delivery_time);
         rdb_put_len(b, n->delivery_count);
     }
 }
@@ -273,7 +259,7 @@ static void put_stream(struct rbuf *b, const struct stream *s, bool compress) {
         for (size_t i = 0; i < cg->nconsumers; i++) {
             const struct stream_consumer *c = cg->consumers[i];
             put_slice(b, c->name, false);
-            put_ms_time(b, c->seen_time);
+            rdb_put_u64(b, (uint64_t)c->seen_time);
             put_pel(b, c->pel, false);
         }
     }
@@ -302,13 +288,14 @@ struct builder {
     void *obj;
     struct rbuf pending;       /* hash field or sorted set member awaiting its partner */
     bool have_pending;
-    bool pairs;                /* hash and sorted set: elements come in twos */
 };
+
+/* Hashes and sorted sets take their elements in twos. */
+static bool in_pairs(const struct builder *bd) { return bd->type == OBJ_HASH || bd->type == OBJ_ZSET; }
 
 static void builder_init(struct builder *bd, unsigned type) {
     memset(bd, 0, sizeof *bd);
     bd->type = type;
-    bd->pairs = type == OBJ_HASH || type == OBJ_ZSET;
 }
 
 static void builder_discard(struct builder *bd) {
@@ -344,7 +331,7 @@ static bool add_pair(struct builder *bd, struct slice first, struct slice second
 
 /* One element (a string) for the value being built. */
 static bool build_elem(struct builder *bd, struct slice s) {
-    if (bd->pairs) {
+    if (in_pairs(bd)) {
         if (!bd->have_pending) {
             bd->pending.len = 0;
             rbuf_append(&bd->pending, s.ptr, s.len);
@@ -403,12 +390,6 @@ static bool to_builder(void *ctx, const struct lp_value *v) {
     return v->is_int ? build_int(ctx, v->ival) : build_elem(ctx, v->str);
 }
 
-static uint64_t le(const unsigned char *p, int n) {
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-
 static long long sign_extend(uint64_t v, int bits) {
     uint64_t m = 1ULL << (bits - 1);
     return (long long)((v ^ m) - m);
@@ -417,7 +398,7 @@ static long long sign_extend(uint64_t v, int bits) {
 /* Redis's listpack: total bytes (4), count (2), elements each followed by
  * its back length, 0xFF. */
 static bool walk_listpack(const unsigned char *p, size_t len, elem_fn fn, void *ctx, size_t *count) {
-    if (len < 7 || le(p, 4) != len || p[len - 1] != 0xFF) return false;
+    if (len < 7 || rdb_load_le(p, 4) != len || p[len - 1] != 0xFF) return false;
     const unsigned char *q = p + 6, *end = p + len - 1;
     size_t n = 0;
     while (q < end) {
@@ -430,13 +411,13 @@ static bool walk_listpack(const unsigned char *p, size_t len, elem_fn fn, void *
         else if ((c & 0xC0) == 0x80) { hdr = 1; slen = c & 0x3F; is_str = true; }
         else if ((c & 0xE0) == 0xC0) { hdr = 2; if (left < 2) return false; v = sign_extend(((c & 0x1F) << 8) | q[1], 13); }
         else if ((c & 0xF0) == 0xE0) { hdr = 2; if (left < 2) return false; slen = ((c & 0x0F) << 8) | q[1]; is_str = true; }
-        else if (c == 0xF0) { hdr = 5; if (left < 5) return false; slen = le(q + 1, 4); is_str = true; }
+        else if (c == 0xF0) { hdr = 5; if (left < 5) return false; slen = rdb_load_le(q + 1, 4); is_str = true; }
         else if (c >= 0xF1 && c <= 0xF4) {
             static const int w[] = { 2, 3, 4, 8 };
             int nb = w[c - 0xF1];
             hdr = 1 + (size_t)nb;
             if (left < hdr) return false;
-            v = sign_extend(le(q + 1, nb), nb * 8);
+            v = sign_extend(rdb_load_le(q + 1, nb), nb * 8);
         } else return false;
         if (slen > left - hdr) return false;
         size_t l = hdr + slen;
@@ -447,7 +428,7 @@ static bool walk_listpack(const unsigned char *p, size_t len, elem_fn fn, void *
         q += l + backlen;
         n++;
     }
-    uint64_t declared = le(p + 4, 2);
+    uint64_t declared = rdb_load_le(p + 4, 2);
     if (declared != 65535 && declared != n) return false;
     *count = n;
     return true;
@@ -456,7 +437,7 @@ static bool walk_listpack(const unsigned char *p, size_t len, elem_fn fn, void *
 /* Redis's ziplist: bytes (4), tail offset (4), count (2), entries
  * (previous length, encoding, data), 0xFF. */
 static bool walk_ziplist(const unsigned char *p, size_t len, elem_fn fn, void *ctx, size_t *count) {
-    if (len < 11 || le(p, 4) != len || p[len - 1] != 0xFF) return false;
+    if (len < 11 || rdb_load_le(p, 4) != len || p[len - 1] != 0xFF) return false;
     const unsigned char *q = p + 10, *end = p + len - 1;
     size_t n = 0;
     while (q < end) {
@@ -480,10 +461,10 @@ static bool walk_ziplist(const unsigned char *p, size_t len, elem_fn fn, void *c
             is_str = true;
             break;
         default:
-            if (c == 0xC0) { hdr = 3; if (left < 3) return false; v = sign_extend(le(e + 1, 2), 16); }
-            else if (c == 0xD0) { hdr = 5; if (left < 5) return false; v = sign_extend(le(e + 1, 4), 32); }
-            else if (c == 0xE0) { hdr = 9; if (left < 9) return false; v = (long long)le(e + 1, 8); }
-            else if (c == 0xF0) { hdr = 4; if (left < 4) return false; v = sign_extend(le(e + 1, 3), 24); }
+            if (c == 0xC0) { hdr = 3; if (left < 3) return false; v = sign_extend(rdb_load_le(e + 1, 2), 16); }
+            else if (c == 0xD0) { hdr = 5; if (left < 5) return false; v = sign_extend(rdb_load_le(e + 1, 4), 32); }
+            else if (c == 0xE0) { hdr = 9; if (left < 9) return false; v = (long long)rdb_load_le(e + 1, 8); }
+            else if (c == 0xF0) { hdr = 4; if (left < 4) return false; v = sign_extend(rdb_load_le(e + 1, 3), 24); }
             else if (c == 0xFE) { hdr = 2; if (left < 2) return false; v = (signed char)e[1]; }
             else if (c >= 0xF1 && c <= 0xFD) { hdr = 1; v = (long long)(c & 0x0F) - 1; }
             else return false;
@@ -494,7 +475,7 @@ static bool walk_ziplist(const unsigned char *p, size_t len, elem_fn fn, void *c
         q = e + hdr + slen;
         n++;
     }
-    uint64_t declared = le(p + 8, 2);
+    uint64_t declared = rdb_load_le(p + 8, 2);
     if (declared != 65535 && declared != n) return false;
     *count = n;
     return true;
@@ -503,11 +484,11 @@ static bool walk_ziplist(const unsigned char *p, size_t len, elem_fn fn, void *c
 /* Redis's intset: encoding (4: 2, 4 or 8), length (4), sorted integers. */
 static bool walk_intset(const unsigned char *p, size_t len, struct builder *bd) {
     if (len < 8) return false;
-    uint64_t w = le(p, 4), n = le(p + 4, 4);
+    uint64_t w = rdb_load_le(p, 4), n = rdb_load_le(p + 4, 4);
     if ((w != 2 && w != 4 && w != 8) || n == 0 || len != 8 + n * w) return false;
     long long last = 0;
     for (uint64_t i = 0; i < n; i++) {
-        long long v = sign_extend(le(p + 8 + i * w, (int)w), (int)w * 8);
+        long long v = sign_extend(rdb_load_le(p + 8 + i * w, (int)w), (int)w * 8);
         if (i && v <= last) return false;   /* an intset is strictly increasing */
         last = v;
         if (!build_int(bd, v)) return false;
@@ -527,7 +508,7 @@ static bool walk_zipmap(const unsigned char *p, size_t len, struct builder *bd) 
             size_t l = q[0], hdr = 1;
             if (l == 254) {
                 if (end - q < 5) return false;
-                l = le(q + 1, 4);
+                l = rdb_load_le(q + 1, 4);
                 hdr = 5;
             } else if (l == 255) {
                 return false;
@@ -578,24 +559,21 @@ static bool get_text_score(const char **p, const char *end, double *d) {
 }
 
 static bool get_binary_score(const char **p, const char *end, double *d) {
-    if (end - *p < 8) return false;
-    uint64_t u = le((const unsigned char *)*p, 8);
-    memcpy(d, &u, 8);
-    *p += 8;
-    return !isnan(*d);
+    return rdb_get_double(p, end, d) && !isnan(*d);
 }
 
+enum blob { BLOB_LISTPACK, BLOB_ZIPLIST, BLOB_INTSET, BLOB_ZIPMAP };
+
 /* A blob (a string holding a compact encoding) walked into bd. */
-static bool get_blob(const char **p, const char *end, struct builder *bd, struct rbuf *tmp,
-                     int kind /* 0 listpack, 1 ziplist, 2 intset, 3 zipmap */) {
+static bool get_blob(const char **p, const char *end, struct builder *bd, struct rbuf *tmp, enum blob kind) {
     tmp->len = 0;
     if (!rdb_get_string(p, end, tmp)) return false;
     const unsigned char *b = (const unsigned char *)tmp->buf;
     size_t n;
     switch (kind) {
-    case 0: return walk_listpack(b, tmp->len, to_builder, bd, &n) && n > 0;
-    case 1: return walk_ziplist(b, tmp->len, to_builder, bd, &n) && n > 0;
-    case 2: return walk_intset(b, tmp->len, bd);
+    case BLOB_LISTPACK: return walk_listpack(b, tmp->len, to_builder, bd, &n) && n > 0;
+    case BLOB_ZIPLIST: return walk_ziplist(b, tmp->len, to_builder, bd, &n) && n > 0;
+    case BLOB_INTSET: return walk_intset(b, tmp->len, bd);
     default: return walk_zipmap(b, tmp->len, bd);
     }
 }
@@ -631,11 +609,11 @@ static bool get_collection(const char **p, const char *end, unsigned char t, str
             if (!ok || !add_pair(bd, (struct slice){ tmp->buf, tmp->len }, (struct slice){ NULL, 0 }, &d)) return false;
         }
         return true;
-    case RDB_TYPE_HASH_ZIPMAP: return get_blob(p, end, bd, tmp, 3);
-    case RDB_TYPE_SET_INTSET: return get_blob(p, end, bd, tmp, 2);
+    case RDB_TYPE_HASH_ZIPMAP: return get_blob(p, end, bd, tmp, BLOB_ZIPMAP);
+    case RDB_TYPE_SET_INTSET: return get_blob(p, end, bd, tmp, BLOB_INTSET);
     case RDB_TYPE_LIST_ZIPLIST: case RDB_TYPE_ZSET_ZIPLIST: case RDB_TYPE_HASH_ZIPLIST:
-        return get_blob(p, end, bd, tmp, 1);
-    case RDB_TYPE_HASH_LISTPACK: case RDB_TYPE_ZSET_LISTPACK: return get_blob(p, end, bd, tmp, 0);
+        return get_blob(p, end, bd, tmp, BLOB_ZIPLIST);
+    case RDB_TYPE_HASH_LISTPACK: case RDB_TYPE_ZSET_LISTPACK: return get_blob(p, end, bd, tmp, BLOB_LISTPACK);
     case RDB_TYPE_LIST_QUICKLIST: case RDB_TYPE_LIST_QUICKLIST_2:
         if (!rdb_get_len(p, end, &n, NULL) || n == 0) return false;
         for (uint64_t i = 0; i < n; i++) {
@@ -643,7 +621,8 @@ static bool get_collection(const char **p, const char *end, unsigned char t, str
             if (t == RDB_TYPE_LIST_QUICKLIST_2 && !rdb_get_len(p, end, &container, NULL)) return false;
             if (container == 1) {   /* PLAIN: one element */
                 if (!get_elem(p, end, bd, tmp)) return false;
-            } else if (container != 2 || !get_blob(p, end, bd, tmp, t == RDB_TYPE_LIST_QUICKLIST ? 1 : 0)) {
+            } else if (container != 2 ||
+                       !get_blob(p, end, bd, tmp, t == RDB_TYPE_LIST_QUICKLIST ? BLOB_ZIPLIST : BLOB_LISTPACK)) {
                 return false;
             }
         }
@@ -691,11 +670,11 @@ static struct listpack *node_from_redis(const struct elems *e) {
     size_t i = 4 + (size_t)nf;
     while (i < e->n) {
         size_t start = i;
-        if (!elem_int(e, i, 0, 3, &flags) || !elem_int(e, i + 1, LLONG_MIN, LLONG_MAX, &x) ||
+        if (!elem_int(e, i, 0, STREAM_FLAG_DELETED | STREAM_FLAG_SAMEFIELDS, &flags) || !elem_int(e, i + 1, LLONG_MIN, LLONG_MAX, &x) ||
             !elem_int(e, i + 2, LLONG_MIN, LLONG_MAX, &x))
             goto bad;
         i += 3;
-        if (flags & 2) {
+        if (flags & STREAM_FLAG_SAMEFIELDS) {
             n = nf;
         } else {
             if (!elem_int(e, i, 1, INT32_MAX, &n)) goto bad;
@@ -726,9 +705,9 @@ static bool get_stream_id(const char **p, const char *end, struct stream_id *id)
 }
 
 static bool get_ms_time(const char **p, const char *end, long long *t) {
-    if (end - *p < 8) return false;
-    *t = (long long)le((const unsigned char *)*p, 8);
-    *p += 8;
+    uint64_t u;
+    if (!rdb_get_u64(p, end, &u)) return false;
+    *t = (long long)u;
     return true;
 }
 

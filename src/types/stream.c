@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FLAG_DELETED    1
-#define FLAG_SAMEFIELDS 2
 
 /* A node's master entry: count, deleted, num-fields, then the fields. */
 #define MASTER_COUNT   0
@@ -129,13 +127,13 @@ static void read_head(const struct listpack *lp, struct stream_id master, size_t
 /* The position after the entry whose head is h (LP_NONE after the last),
  * in a node of master_fields master fields. */
 static size_t entry_end(const struct listpack *lp, const struct entry_head *h, long long master_fields) {
-    if (h->flags & FLAG_SAMEFIELDS) return lp_skip(lp, h->q, master_fields);
+    if (h->flags & STREAM_FLAG_SAMEFIELDS) return lp_skip(lp, h->q, master_fields);
     return lp_skip(lp, h->q, 1 + 2 * lp_int(lp, h->q));
 }
 
 /* The position after the entry at p, without reading its ID. */
 static size_t entry_skip(const struct listpack *lp, size_t p, long long master_fields) {
-    if (lp_int(lp, p) & FLAG_SAMEFIELDS) return lp_skip(lp, p, 3 + master_fields);
+    if (lp_int(lp, p) & STREAM_FLAG_SAMEFIELDS) return lp_skip(lp, p, 3 + master_fields);
     size_t q = lp_skip(lp, p, 3);
     return lp_skip(lp, q, 1 + 2 * lp_int(lp, q));
 }
@@ -293,7 +291,7 @@ static void push_entry(struct listpack **lp, struct stream_id master, struct str
                        size_t npairs, bool same) {
     struct lp_value el[16];
     size_t k = 0;
-    el[k++] = int_value(same ? FLAG_SAMEFIELDS : 0);
+    el[k++] = int_value(same ? STREAM_FLAG_SAMEFIELDS : 0);
     el[k++] = int_value((long long)(id.ms - master.ms));
     el[k++] = int_value((long long)(id.seq - master.seq));
     if (!same) el[k++] = int_value((long long)npairs);
@@ -403,7 +401,7 @@ static size_t read_entry(struct stream_iter *it, size_t p, struct stream_id *id,
     read_head(lp, it->master, p, &h);
     *id = h.id;
     *flags = h.flags;
-    it->same_fields = h.flags & FLAG_SAMEFIELDS;
+    it->same_fields = h.flags & STREAM_FLAG_SAMEFIELDS;
     if (it->same_fields) {
         *nfields = it->master_fields;
         it->field_pos = it->master_first_field;
@@ -440,7 +438,7 @@ bool stream_iter_next(struct stream_iter *it, struct stream_id *id, long long *n
             if (stream_id_cmp(*id, it->start) < 0) return it->lp = NULL, false;
             if (stream_id_cmp(*id, it->end) > 0) continue;
         }
-        if (flags & FLAG_DELETED) continue;
+        if (flags & STREAM_FLAG_DELETED) continue;
         return true;
     }
 }
@@ -479,7 +477,7 @@ static size_t find_entry(const struct listpack *lp, struct stream_id master, str
         read_head(lp, master, p, &h);
         int cmp = stream_id_cmp(h.id, id);
         if (cmp > 0) return LP_NONE;
-        if (cmp == 0) return (h.flags & FLAG_DELETED) ? LP_NONE : p;
+        if (cmp == 0) return (h.flags & STREAM_FLAG_DELETED) ? LP_NONE : p;
     }
     return LP_NONE;
 }
@@ -509,7 +507,7 @@ bool stream_delete(struct stream *s, struct stream_id id) {
     size_t p = find_entry(lp, master, id);
     if (p == LP_NONE) return false;
     struct listpack *before = lp;
-    lp_replace_int(&lp, p, lp_int(lp, p) | FLAG_DELETED);
+    lp_replace_int(&lp, p, lp_int(lp, p) | STREAM_FLAG_DELETED);
     size_t c = lp_first(lp);
     long long live = lp_int(lp, c) - 1;
     lp_replace_int(&lp, c, live);
@@ -558,9 +556,9 @@ long long stream_trim(struct stream *s, const struct stream_trim *t) {
             bool stop = t->by == STREAM_TRIM_MAXLEN ? s->length <= t->maxlen : stream_id_cmp(h.id, t->minid) >= 0;
             if (stop) break;
             size_t next = entry_end(lp, &h, nf);
-            if (!(h.flags & FLAG_DELETED)) {
+            if (!(h.flags & STREAM_FLAG_DELETED)) {
                 /* flags stay one-byte integers: the rewrite moves nothing */
-                lp_replace_int(&lp, p, h.flags | FLAG_DELETED);
+                lp_replace_int(&lp, p, h.flags | STREAM_FLAG_DELETED);
                 from_node++;
                 s->length--;
             }
@@ -751,10 +749,10 @@ bool stream_check(const struct stream *s) {
             read_head(lp, master, p, &h);
             if (any && stream_id_cmp(h.id, prev) <= 0) return false;
             if (stream_id_cmp(h.id, master) < 0) return false;
-            if (h.q == LP_NONE || h.flags & ~(long long)(FLAG_DELETED | FLAG_SAMEFIELDS)) return false;
+            if (h.q == LP_NONE || h.flags & ~(long long)(STREAM_FLAG_DELETED | STREAM_FLAG_SAMEFIELDS)) return false;
             any = true;
             prev = h.id;
-            if (h.flags & FLAG_DELETED) {
+            if (h.flags & STREAM_FLAG_DELETED) {
                 seen_del++;
             } else {
                 if (!seen_live && live == 0) first = h.id;

@@ -15,6 +15,7 @@
 #include "ringkv/util.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define LEN_6BIT   0      /* top two bits of a length's first byte */
 #define LEN_14BIT  1
@@ -49,7 +50,7 @@ static uint64_t get_be(const unsigned char *src, int n) {
     return v;
 }
 
-static uint64_t get_le(const unsigned char *src, int n) {
+uint64_t rdb_load_le(const unsigned char *src, int n) {
     uint64_t v = 0;
     for (int i = n - 1; i >= 0; i--) v = v << 8 | src[i];
     return v;
@@ -61,6 +62,32 @@ static size_t remaining(const char *p, const char *end) {
 
 /* ------------------------------------------------------------------------ */
 /* Writing                                                                   */
+
+void rdb_put_u64(struct rbuf *b, uint64_t v) {
+    unsigned char buf[8];
+    put_le(buf, v, 8);
+    rbuf_append(b, buf, 8);
+}
+
+bool rdb_get_u64(const char **p, const char *end, uint64_t *v) {
+    if (remaining(*p, end) < 8) return false;
+    *v = rdb_load_le((const unsigned char *)*p, 8);
+    *p += 8;
+    return true;
+}
+
+void rdb_put_double(struct rbuf *b, double d) {
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    rdb_put_u64(b, u);
+}
+
+bool rdb_get_double(const char **p, const char *end, double *d) {
+    uint64_t u;
+    if (!rdb_get_u64(p, end, &u)) return false;
+    memcpy(d, &u, 8);
+    return true;
+}
 
 void rdb_put_len(struct rbuf *b, uint64_t len) {
     unsigned char buf[9];
@@ -181,7 +208,7 @@ static bool get_int(const char **p, const char *end, unsigned enc, struct rbuf *
     static const int width[] = { [ENC_INT8] = 1, [ENC_INT16] = 2, [ENC_INT32] = 4 };
     int n = width[enc];
     if (remaining(*p, end) < (size_t)n) return false;
-    uint64_t u = get_le((const unsigned char *)*p, n);
+    uint64_t u = rdb_load_le((const unsigned char *)*p, n);
     long long v = n == 1 ? (int8_t)u : n == 2 ? (int16_t)u : (long long)(int32_t)u;
     char text[24];
     rbuf_append(out, text, (size_t)ll_to_str(text, sizeof text, v));
@@ -239,8 +266,8 @@ void rdb_payload_finish(struct rbuf *b) {
 bool rdb_payload_verify(const char *p, size_t len, size_t *body_len) {
     if (len < RDB_PAYLOAD_TRAILER) return false;
     const unsigned char *trailer = (const unsigned char *)p + len - RDB_PAYLOAD_TRAILER;
-    if (get_le(trailer, 2) > RDB_VERSION) return false;
-    if (crc64(0, p, len - 8) != get_le(trailer + 2, 8)) return false;
+    if (rdb_load_le(trailer, 2) > RDB_VERSION) return false;
+    if (crc64(0, p, len - 8) != rdb_load_le(trailer + 2, 8)) return false;
     if (body_len) *body_len = len - RDB_PAYLOAD_TRAILER;
     return true;
 }
