@@ -165,7 +165,10 @@ void ctx_track_read(struct cmd_ctx *c);
  * read-only command tracks its declared keys, as Redis does). */
 void ctx_track_keys(struct cmd_ctx *c);
 extern _Atomic long rk_tracking_active;
+/* Adds c->dirty to the executing shard's count (rdb_changes_since_last_save). */
+void ctx_count_dirty(struct cmd_ctx *c);
 static inline void ctx_wrote(struct cmd_ctx *c) {
+    if (c->dirty) ctx_count_dirty(c);
     if (RK_UNLIKELY(c->cmd->flags & CMD_WRITE) && !c->block &&
         RK_UNLIKELY(atomic_load_explicit(&rk_tracking_active, memory_order_relaxed) != 0))
         ctx_track_wrote(c);
@@ -333,6 +336,20 @@ const char *memory_allocator_name(void);   /* "mimalloc-2.0.9" or "libc" */
  * when the command table is built, before the workers start). */
 void memory_note_startup(void);
 
+
+/* Persistence (cmd_persist.c). Each runs holding every shard (or, at
+ * start and exit, with no worker touching them). */
+struct script_engine;
+bool persist_shutdown_save(struct cmd_ctx *c);      /* SHUTDOWN's save: true if saved */
+void persist_after_flushall(struct cmd_ctx *c);
+void persist_debug_reload(struct cmd_ctx *c);
+void persist_info(struct cmd_ctx *c, struct rbuf *out);
+/* Load dbfilename into the shards (FUNCTION libraries on engine e):
+ * 0, 1 when there is no file, -1 with the reason in err. */
+int persist_load(struct shard **shards, unsigned n, struct script_engine *e, bool merge, long long now_ms,
+                 struct rbuf *err);
+/* Save now (SIGTERM, SIGINT with save points): 0 or -1. */
+int persist_save_at_exit(struct shard **shards, unsigned n);
 
 /* What the connection commands (CLIENT, RESET) ask of the connection
  * layer. It fills these in at start, so the command layer never calls up

@@ -62,6 +62,9 @@ struct rk_config {
     long long stream_node_max_bytes, stream_node_max_entries;
     long long set_max_intset_entries, set_max_listpack_entries, set_max_listpack_value;
     long long zset_max_listpack_entries, zset_max_listpack_value;
+    /* persistence */
+    char *dbfilename;
+    long long rdbcompression, rdbchecksum, stop_writes_on_bgsave_error;
     /* the config file given at start (absolute path), or NULL */
     char *config_file;
 };
@@ -98,6 +101,10 @@ bool config_get_value(const char *name, char *buf, size_t buflen);
  * on a loopback address (enable-protected-configs local). Returns NULL, or
  * Redis's error text ("ERR ...", malloc'd: the caller frees). */
 char *config_set(const struct slice *argv, int argc, bool local_client);
+
+/* The save points, as CONFIG GET save shows them ("3600 1 300 100"; ""
+ * for none). Valid until exit. */
+const char *config_save_points(void);
 
 /* Parameters that ringkv accepts but does not act on yet and whose values
  * differ from their defaults. */

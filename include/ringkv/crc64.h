@@ -15,5 +15,8 @@
 #include <stdint.h>
 
 uint64_t crc64(uint64_t crc, const void *p, size_t len);
+/* The CRC of A followed by B from crc64(0, A) and crc64(0, B) and B's
+ * length, without reading either: pieces written apart combine in order. */
+uint64_t crc64_combine(uint64_t crc_a, uint64_t crc_b, uint64_t len_b);
 
 #endif

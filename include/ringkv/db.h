@@ -44,6 +44,10 @@ struct kv_db {
 struct shard_stats {
     uint64_t keyspace_hits, keyspace_misses;
     uint64_t expired_keys, evicted_keys;
+    /* changes made by commands run on this shard's thread (Redis's
+     * server.dirty, summed over shards): written by that thread alone,
+     * read relaxed by others */
+    long long dirty;
 };
 
 struct shard {
@@ -58,7 +62,31 @@ struct shard {
     struct trk_table *tracking;   /* client-side caching: tracked keys, BCAST prefixes (tracking.h) */
     struct hashmap *watched;      /* "db:key" -> block_record[] of clients watching it (watch.h) */
     struct ps_dir *psdir;         /* pub/sub subscribers per thread (pubsub_dir.h), NULL until used */
+    /* snapshots (below) */
+    bool snap_active;             /* a snapshot is saving this shard */
+    uint8_t snap_side;            /* 0 or ENTRY_SNAP: the bit of entries saved or made since it began */
+    struct snap_part *snap;       /* the snapshot's state for this shard (persist/snapshot.c) */
 };
+
+/*
+ * Snapshots without fork (persist/snapshot.c). A snapshot begins while
+ * every shard is held: each shard's snap_side flips, so every entry then
+ * has the other side, "not saved yet". The shard's thread then saves its
+ * entries in small steps, flipping each one's ENTRY_SNAP. Before a change
+ * to an entry not saved yet (a write command's lookup, an overwrite, a
+ * delete, a TTL change), the keyspace hands it to db_snapshot_hook, which
+ * saves the value it had at the snapshot's moment and flips the bit; an
+ * entry that joins a table takes the shard's snap_side, as it came after
+ * that moment. Entries rebuilt for a change keep their bit (entry.h).
+ * Costs one predictable branch per change while no snapshot runs.
+ */
+extern void (*db_snapshot_hook)(struct shard *s, unsigned dbi, struct kv_entry *e);
+static inline bool db_snapshot_pending(const struct shard *s, const struct kv_entry *e) {
+    return s->snap_active && (e->meta & ENTRY_SNAP) != s->snap_side;
+}
+/* Save every entry of database dbi not saved yet, before it is emptied or
+ * swapped whole (FLUSHDB, FLUSHALL, SWAPDB). */
+void db_snapshot_settle(struct shard *s, unsigned dbi);
 
 /*
  * Blocking commands. A client whose BLPOP (etc.) found nothing leaves one
@@ -135,6 +163,11 @@ extern void (*db_event_hook)(struct cmd_ctx *c, int type, const char *event, str
 void shard_init(struct shard *s, unsigned id, unsigned ndb);
 void shard_destroy(struct shard *s);
 void db_empty(struct kv_db *db);                 /* drop every key */
+
+/* Loading (rdb_load.h): e, built in s's arena, joins database dbi of s
+ * without events. A key already there is replaced when merge, else e is
+ * freed and false returned. */
+bool db_load_entry(struct shard *s, unsigned dbi, struct kv_entry *e, bool merge);
 
 /* Lookup flags */
 #define LOOKUP_NONE    0

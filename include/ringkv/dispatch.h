@@ -21,6 +21,8 @@ enum route_kind {
     ROUTE_UNKNOWN_SUB,   /* a container without that subcommand */
     ROUTE_NOAUTH,        /* not authenticated */
     ROUTE_ARITY,         /* wrong number of arguments */
+    ROUTE_LOADING,       /* the dataset is still loading */
+    ROUTE_MISCONF,       /* a write while the last BGSAVE failed (stop-writes-on-bgsave-error) */
 };
 
 struct route {

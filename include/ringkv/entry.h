@@ -32,9 +32,12 @@ enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HAS
 #define ENTRY_TYPE_MASK 0x07
 #define ENTRY_EXPIRE    0x08   /* an expire_at_ms field is present */
 #define ENTRY_WIDE      0x10   /* u32 lengths and a value capacity */
-#define ENTRY_RAW       0x20   /* string edited in place (OBJECT ENCODING says raw) */
+#define ENTRY_SNAP      0x20   /* the snapshot side of the entry (db.h: shard.snap_side) */
 #define ENTRY_ARENA     0x40   /* the block came from an entry arena (arena.h), not malloc */
 #define ENTRY_INLINE    0x80   /* the value is the object's own bytes, not a pointer to it */
+/* A string is never inline and only a string is raw, so they share a bit:
+ * string edited in place (OBJECT ENCODING says raw). */
+#define ENTRY_RAW       ENTRY_INLINE
 
 /* Largest object body kept inline. Writes copy the body out and back
  * (entry_obj_for_write, entry_store_obj), so this bounds their extra cost. */

@@ -44,9 +44,11 @@ enum rdb_type {
     RDB_TYPE_STREAM_LISTPACKS_2 = 19,
 };
 
-/* Append e's value (type byte and object). false, with nothing written,
- * for a type not serialised yet (streams). compress: rdbcompression. */
-bool rdb_put_value(struct rbuf *b, const struct kv_entry *e, bool compress);
+/* Append e's value: the type byte and the object (a DUMP payload's body).
+ * compress: rdbcompression. */
+void rdb_put_value(struct rbuf *b, const struct kv_entry *e, bool compress);
+/* The same with the key between them, as keys stand in an RDB file. */
+void rdb_put_key_value(struct rbuf *b, const struct kv_entry *e, bool compress);
 
 /* A value read back: a string's bytes, or an object of type (OBJ_*). */
 struct rdb_value {
@@ -59,6 +61,11 @@ struct rdb_value {
  * it; on failure nothing in out needs freeing. */
 bool rdb_get_value(const char **p, const char *end, struct rdb_value *out);
 
+/* The object alone, of type byte t (already read): an RDB file has the
+ * key between the two. */
+bool rdb_get_object(const char **p, const char *end, unsigned char t, struct rdb_value *out);
+/* The entry holding v under key (v is consumed). */
+struct kv_entry *rdb_value_entry(struct slice key, struct rdb_value *v, long long expire_at_ms);
 /* Free what a successful rdb_get_value gave when it is not used. */
 void rdb_value_discard(struct rdb_value *v);
 

@@ -5,7 +5,8 @@
  * messaging layer's doorbells.
  *
  * user_data = [type:8][generation:24][client index:32]; the generation makes a
- * late completion for a closed and reused client slot recognisable.
+ * late completion for a closed and reused client slot recognisable. A file
+ * operation's is [UD_FILE:8][its address:56] (io/persist_io.c).
  */
 #ifndef RINGKV_RING_H
 #define RINGKV_RING_H
@@ -16,7 +17,7 @@
 struct worker;
 struct client;
 
-enum ud_type { UD_IGNORE = 0, UD_ACCEPT, UD_RECV, UD_SEND, UD_DOORBELL };
+enum ud_type { UD_IGNORE = 0, UD_ACCEPT, UD_RECV, UD_SEND, UD_DOORBELL, UD_FILE };
 
 #define UD_MAKE(type, gen, idx) (((uint64_t)(type) << 56) | ((uint64_t)((gen) & 0xFFFFFF) << 32) | (uint32_t)(idx))
 #define UD_TYPE(ud) ((unsigned)((ud) >> 56))

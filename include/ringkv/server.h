@@ -251,6 +251,9 @@ static inline struct spsc_ring *ring_between(unsigned from, unsigned to) {
 
 /* worker.c */
 int server_start(void);
+/* After srv.shutdown: server_stop() waits for every worker to leave its
+ * loop (the shards are then the caller's); server_wait() also frees them. */
+void server_stop(void);
 void server_wait(void);
 
 /* client.c: the connection layer, the one writer of client state */

@@ -4,6 +4,7 @@
  * payloads move between ringkv and Redis both ways.
  */
 #include "ringkv/command.h"
+#include "ringkv/config.h"
 #include "ringkv/db.h"
 #include "ringkv/entry.h"
 #include "ringkv/notify.h"
@@ -21,11 +22,7 @@ void cmd_dump(struct cmd_ctx *c) {
         return;
     }
     struct rbuf b = { 0 };
-    if (!rdb_put_value(&b, e, true)) {
-        reply_error(&c->r, "ERR DUMP of this type is not supported yet");
-        rbuf_free(&b);
-        return;
-    }
+    rdb_put_value(&b, e, CONFIG_GET(rdbcompression));
     rdb_payload_finish(&b);
     reply_bulk(&c->r, b.buf, b.len);
     rbuf_free(&b);
@@ -95,15 +92,7 @@ void cmd_restore(struct cmd_ctx *c) {
         reply_ok(&c->r);
         return;
     }
-    long long expire_at = ttl ? ttl : NO_EXPIRE;
-    struct kv_entry *e;
-    if (v.type == OBJ_STRING) {
-        e = entry_new_string(key, (struct slice){ v.str.buf, v.str.len }, expire_at);
-        rbuf_free(&v.str);
-    } else {
-        e = entry_new_obj(key, v.type, v.obj, expire_at);
-    }
-    db_insert(c, e);
+    db_insert(c, rdb_value_entry(key, &v, ttl ? ttl : NO_EXPIRE));
     notify(c, NOTIFY_GENERIC, "restore", key);
     reply_ok(&c->r);
 }

@@ -254,6 +254,7 @@ void cmd_flushdb(struct cmd_ctx *c) {
     db_touch_watched_flush(c, c->db);   /* while the keys are still there */
     for (unsigned i = 0; i < c->nshards; i++) {
         c->dirty += (long long)table_size(&c->shards[i]->dbs[c->db].table);
+        db_snapshot_settle(c->shards[i], (unsigned)c->db);   /* a BGSAVE keeps what it began with */
         db_empty(&c->shards[i]->dbs[c->db]);
     }
     reply_ok(&c->r);
@@ -269,6 +270,7 @@ void cmd_flushall(struct cmd_ctx *c) {
             c->dirty += (long long)table_size(&c->shards[i]->dbs[d].table);
             db_empty(&c->shards[i]->dbs[d]);
         }
+    persist_after_flushall(c);
     reply_ok(&c->r);
 }
 
@@ -286,6 +288,8 @@ void cmd_swapdb(struct cmd_ctx *c) {
     c->dirty++;
     for (unsigned i = 0; i < c->nshards; i++) {
         struct shard *s = c->shards[i];
+        db_snapshot_settle(s, (unsigned)a);   /* a BGSAVE saves each database as it began */
+        db_snapshot_settle(s, (unsigned)b);
         struct kv_db tmp = s->dbs[a];
         s->dbs[a] = s->dbs[b];
         s->dbs[b] = tmp;

@@ -8,6 +8,7 @@
  */
 #include "ringkv/script_host.h"
 #include "ringkv/server.h"
+#include "ringkv/snapshot.h"
 #include "ringkv/tracking.h"
 #include "ringkv/command_stats.h"
 #include "ringkv/config.h"
@@ -207,11 +208,7 @@ void cmd_info(struct cmd_ctx *c) {
           "maxmemory_policy:%s\r\nmem_fragmentation_ratio:1.00\r\nmem_allocator:%s\r\n\r\n",
           CONFIG_GET(maxmemory), h2, rk_config.maxmemory_policy, memory_allocator_name());
     }
-    if (section_wanted(c, "persistence", true)) {
-        P("# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\n"
-          "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:ok\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\n\r\n",
-          srv.start_ms / 1000);
-    }
+    if (section_wanted(c, "persistence", true)) persist_info(c, &out);
     if (section_wanted(c, "stats", true)) {
         P("# Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\ninstantaneous_ops_per_sec:0\r\n"
           "total_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
@@ -292,18 +289,27 @@ void cmd_time(struct cmd_ctx *c) {
 
 void cmd_cluster(struct cmd_ctx *c) { reply_error(&c->r, "ERR This instance has cluster support disabled"); }
 
-void cmd_lastsave(struct cmd_ctx *c) { reply_int(&c->r, srv.start_ms / 1000); }
-
+/* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE]: it holds every shard, so its save
+ * is of one moment. Saving (with save points, or SAVE) that fails keeps
+ * the server up unless FORCE, as Redis's prepareForShutdown. */
 void cmd_shutdown(struct cmd_ctx *c) {
+    bool nosave = false, save = false, force = false;
     for (int i = 1; i < c->argc; i++) {
-        if (!(ARG_IS(i, "nosave") || ARG_IS(i, "save") || ARG_IS(i, "now") || ARG_IS(i, "force") || ARG_IS(i, "abort"))) {
-            reply_error(&c->r, ERR_SYNTAX);
-            return;
-        }
-        if (ARG_IS(i, "abort")) { reply_error(&c->r, "ERR No shutdown in progress."); return; }
+        if (ARG_IS(i, "nosave")) nosave = true;
+        else if (ARG_IS(i, "save")) save = true;
+        else if (ARG_IS(i, "force")) force = true;
+        else if (ARG_IS(i, "now")) continue;
+        else if (ARG_IS(i, "abort") && c->argc == 2) { reply_error(&c->r, "ERR No shutdown in progress."); return; }
+        else { reply_error(&c->r, ERR_SYNTAX); return; }
+    }
+    if (nosave && save) { reply_error(&c->r, ERR_SYNTAX); return; }
+    if ((save || (!nosave && *config_save_points())) && !persist_shutdown_save(c) && !force) {
+        reply_error(&c->r, "ERR Errors trying to SHUTDOWN. Check logs.");
+        return;
     }
     fprintf(stdout, "ringkv: SHUTDOWN requested by a client, exiting\n");
     fflush(stdout);
+    atomic_store(&rk_persist.shutdown_saved, true);   /* saved as asked, or not to be */
     atomic_store(&srv.shutdown, true);
     /* no reply: the connection closes as the server exits, as with Redis */
 }
@@ -348,6 +354,8 @@ void cmd_debug(struct cmd_ctx *c) {
         reply_ok(&c->r);
     } else if (ARG_IS(1, "populate") && c->argc >= 3 && c->argc <= 5) {
         debug_populate(c);
+    } else if (ARG_IS(1, "reload")) {
+        persist_debug_reload(c);
     } else if (ARG_IS(1, "set-active-expire") && c->argc == 3) {
         reply_ok(&c->r);
     } else if (ARG_IS(1, "help")) {
@@ -355,6 +363,8 @@ void cmd_debug(struct cmd_ctx *c) {
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "POPULATE <count> [<prefix>] [<size>]",
             "    Create <count> string keys named key:<num>.",
+            "RELOAD [option ...]",
+            "    Save the RDB on disk and reload it back to memory. Options: MERGE, NOFLUSH, NOSAVE.",
             "SLEEP <seconds>",
             "    Stop the server for <seconds>. Decimals allowed.",
         };

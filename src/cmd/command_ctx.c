@@ -55,6 +55,11 @@ static void wrote_key(struct cmd_ctx *c, int db, struct slice key) {
     c->db = saved;
 }
 
+void ctx_count_dirty(struct cmd_ctx *c) {
+    long long *d = &c->shard->stats.dirty;
+    __atomic_store_n(d, *d + c->dirty, __ATOMIC_RELAXED);
+}
+
 void ctx_wrote_slow(struct cmd_ctx *c) {
     const struct command *cmd = c->cmd;
     if (cmd->proc == cmd_flushall || cmd->proc == cmd_flushdb) {

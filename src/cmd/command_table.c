@@ -178,8 +178,11 @@ static const struct command commands[] = {
     CMD("flushall", -1, W | CMD_ALLSHARDS, 0, 0, 0, cmd_flushall, "@keyspace @write @slow @dangerous", "Removes all keys from all databases.", "1.0.0", "server", "O(N) where N is the total number of keys in all databases",
         "[async:oneof(async:pure-token=ASYNC@4.0.0 sync:pure-token=SYNC@6.2.0)]"),
     CMD("time", 1, F | L, 0, 0, 0, cmd_time, "@fast", "Returns the server time.", "2.6.0", "server", "O(1)", NULL),
+    CMD("save", 1, A | CMD_NOSCRIPT | CMD_NO_MULTI | CMD_ALLSHARDS, 0, 0, 0, cmd_save, "@admin @slow @dangerous", "Synchronously saves the database(s) to disk.", "1.0.0", "server", "O(N) where N is the total number of keys in all databases", NULL),
+    CMD("bgsave", -1, A | CMD_NOSCRIPT | CMD_ALLSHARDS, 0, 0, 0, cmd_bgsave, "@admin @slow @dangerous", "Asynchronously saves the database(s) to disk.", "1.0.0", "server", "O(1)",
+        "[schedule:pure-token=SCHEDULE@3.2.2]"),
     CMD("lastsave", 1, F | L, 0, 0, 0, cmd_lastsave, "@admin @fast @dangerous", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0", "server", "O(1)", NULL),
-    CMD("shutdown", -1, A | L | CMD_NOSCRIPT | CMD_SENTINEL | CMD_NO_MULTI | CMD_ALLOW_BUSY, 0, 0, 0, cmd_shutdown, "@admin @slow @dangerous", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0", "server", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+    CMD("shutdown", -1, A | L | CMD_NOSCRIPT | CMD_SENTINEL | CMD_NO_MULTI | CMD_ALLOW_BUSY | CMD_ALLSHARDS, 0, 0, 0, cmd_shutdown, "@admin @slow @dangerous", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0", "server", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
         "[nosave_save:oneof(nosave:pure-token=NOSAVE save:pure-token=SAVE)] [now:pure-token=NOW@7.0.0] "
         "[force:pure-token=FORCE@7.0.0] [abort:pure-token=ABORT@7.0.0]"),
     CONTAINER("cluster", cluster_subs, "@slow", "A container for cluster commands", "3.0.0", "cluster"),

@@ -20,6 +20,8 @@
  * to run it.
  */
 #include "ringkv/dispatch.h"
+#include "ringkv/config.h"
+#include "ringkv/snapshot.h"
 #include "ringkv/db.h"
 #include "ringkv/slot.h"
 #include "ringkv/util.h"
@@ -64,6 +66,25 @@ static uint64_t all_shards(unsigned n) {
     return n == 64 ? ~0ull : (1ull << n) - 1;
 }
 
+/* While loading, only commands flagged for it run (Redis's CMD_LOADING);
+ * after a failed BGSAVE with save points and stop-writes-on-bgsave-error,
+ * writes and PING are refused, as Redis's writeCommandsDeniedByDiskError. */
+static bool gate_refuses(struct route *rt, const struct command *cmd) {
+    unsigned gate = atomic_load_explicit(&rk_persist.gate, memory_order_acquire);
+    /* a load writes the tables: of what reads them, only INFO's counters may run */
+    if ((gate & PERSIST_GATE_LOADING) &&
+        (!(cmd->flags & CMD_LOADING) || ((cmd->flags & CMD_ALLSHARDS) && cmd->proc != cmd_info))) {
+        rt->kind = ROUTE_LOADING;
+        return true;
+    }
+    if ((gate & PERSIST_GATE_BGSAVE_FAILED) && ((cmd->flags & CMD_WRITE) || cmd->proc == cmd_ping) &&
+        CONFIG_GET(stop_writes_on_bgsave_error) && *config_save_points()) {
+        rt->kind = ROUTE_MISCONF;
+        return true;
+    }
+    return false;
+}
+
 void dispatch_route(struct route *rt, int argc, const struct slice *argv, bool authed,
                     const struct route_env *env, int argv1_shard) {
     const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
@@ -78,10 +99,18 @@ void dispatch_route(struct route *rt, int argc, const struct slice *argv, bool a
     }
     if (RK_UNLIKELY(!authed && !(cmd->flags & CMD_NOAUTH))) { rt->kind = ROUTE_NOAUTH; return; }
     if (RK_UNLIKELY(!arity_ok(cmd, argc))) { rt->kind = ROUTE_ARITY; return; }
+    if (RK_UNLIKELY(atomic_load_explicit(&rk_persist.gate, memory_order_acquire)) && gate_refuses(rt, cmd)) return;
 
     uint64_t self = 1ull << env->self;
     uint64_t mask;
-    if (cmd->flags & CMD_ALLSHARDS) {
+    bool allshards = cmd->flags & CMD_ALLSHARDS;
+    /* SHUTDOWN saves holding every shard, but NOSAVE (or ABORT) must not
+     * wait for shards a busy script holds: it is what stops it. */
+    if (RK_UNLIKELY(allshards && (cmd->flags & CMD_ALLOW_BUSY)) && argc >= 2 &&
+        (slice_eq_nocase(argv[1], "nosave") || slice_eq_nocase(argv[1], "abort") ||
+         (argc >= 3 && slice_eq_nocase(argv[2], "nosave"))))
+        allshards = false;
+    if (allshards) {
         mask = all_shards(env->nshards);
         /* One thread and nothing to gather per thread: just run it. */
         if (mask == self && !cmd->per_shard) mask = 0;
@@ -93,7 +122,7 @@ void dispatch_route(struct route *rt, int argc, const struct slice *argv, bool a
         }
     }
     rt->mask = mask;
-    rt->keyspace = mask != 0 || (cmd->flags & CMD_ALLSHARDS);
+    rt->keyspace = mask != 0 || allshards;
     if (mask == 0 || (mask == self && !cmd->per_shard)) {
         rt->kind = ROUTE_LOCAL;
     } else if ((mask & (mask - 1)) == 0 && !(cmd->flags & (CMD_ALLSHARDS | CMD_BLOCKING | CMD_IDENTITY | CMD_SCRIPT))) {
@@ -136,6 +165,14 @@ void dispatch_reply_error(struct reply *r, const struct route *rt, int argc, con
     case ROUTE_UNKNOWN_SUB: reply_unknown_subcommand(r, rt->cmd, argv); break;
     case ROUTE_NOAUTH: reply_error(r, ERR_NOAUTH); break;
     case ROUTE_ARITY: reply_wrong_arity(r, rt->cmd->name); break;
+    case ROUTE_LOADING: reply_error(r, "LOADING Redis is loading the dataset in memory"); break;
+    case ROUTE_MISCONF:
+        reply_error(r, "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to "
+                       "disk. Commands that may modify the data set are disabled, because this instance is "
+                       "configured to report errors during writes if RDB snapshotting fails "
+                       "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
+                       "RDB error.");
+        break;
     default: break;
     }
 }

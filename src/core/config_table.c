@@ -263,13 +263,13 @@ static struct param params[] = {
     STR_("bind-source-addr", NULL, NUL | INERT, NULL),
 
     /* persistence */
-    SPECIAL_("save", NULL, MULTI | INERT, special_save, "3600 1 300 100 60 10000"),
-    STR_("dbfilename", NULL, PROT | INERT, "dump.rdb", .check = check_dbfilename),
-    BOOL_("rdbcompression", NULL, INERT, 1),
-    BOOL_("rdbchecksum", NULL, IMM | INERT, 1),
+    SPECIAL_("save", NULL, MULTI, special_save, "3600 1 300 100 60 10000"),
+    STR_("dbfilename", NULL, PROT, "dump.rdb", .check = check_dbfilename, FIELD(dbfilename)),
+    BOOL_("rdbcompression", NULL, 0, 1, FIELD(rdbcompression)),
+    BOOL_("rdbchecksum", NULL, IMM, 1, FIELD(rdbchecksum)),
     BOOL_("rdb-del-sync-files", NULL, INERT, 0),
     BOOL_("rdb-save-incremental-fsync", NULL, INERT, 1),
-    BOOL_("stop-writes-on-bgsave-error", NULL, INERT, 1),
+    BOOL_("stop-writes-on-bgsave-error", NULL, 0, 1, FIELD(stop_writes_on_bgsave_error)),
     NUM_("rdb-key-save-delay", NULL, HID | INERT, 0, INT_MIN, I_MAX, 0),
     NUM_("key-load-delay", NULL, HID | INERT, 0, INT_MIN, I_MAX, 0),
     NUM_("loading-process-events-interval-bytes", NULL, HID | INERT, 0, 1024, I_MAX, 2 * MB),

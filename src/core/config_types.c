@@ -300,10 +300,20 @@ static bool save_parse(const struct param *p, char **argv, int argc, struct pval
     return true;
 }
 
+/* Swapped whole, the old text retired: the save-point cron reads it from
+ * another thread (config_save_points). */
+static void save_swap(char *text) {
+    config_retire(__atomic_exchange_n(&save_text, text, __ATOMIC_ACQ_REL));
+}
+
 static void save_store(const struct param *p, const struct pvalue *v) {
     (void)p;
-    free(save_text);
-    save_text = xstrdup(v->s ? v->s : "");
+    save_swap(xstrdup(v->s ? v->s : ""));
+}
+
+const char *config_save_points(void) {
+    const char *s = __atomic_load_n(&save_text, __ATOMIC_ACQUIRE);
+    return s ? s : "";
 }
 
 void save_store_from_file(const struct pvalue *v, bool first) {
@@ -317,8 +327,7 @@ void save_store_from_file(const struct pvalue *v, bool first) {
     memcpy(s, save_text, a);
     s[a] = ' ';
     memcpy(s + a + 1, v->s, b + 1);
-    free(save_text);
-    save_text = s;
+    save_swap(s);
 }
 
 static void save_format(const struct param *p, struct rbuf *out) {

@@ -14,6 +14,10 @@
  */
 #include "ringkv/server.h"
 #include "ringkv/config.h"
+#include "ringkv/command.h"
+#include "ringkv/script.h"
+#include "ringkv/snapshot.h"
+#include "ringkv/util.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -72,6 +76,18 @@ static bool port_in_use(void) {
     return taken;
 }
 
+/* The RDB file, if there is one, into the shards; workers only answer
+ * -LOADING meanwhile. A file that cannot be loaded stops the start. */
+static bool load_dataset(void) {
+    struct script_engine *e = script_engine_new();
+    struct rbuf err = { 0 };
+    int rc = persist_load(srv.shard_ptrs, srv.nworkers, e, false, (long long)mstime_now(), &err);
+    if (rc < 0) fprintf(stderr, "ringkv: Fatal error loading the DB: %.*s. Exiting.\n", (int)err.len, err.buf);
+    rbuf_free(&err);
+    script_engine_free(e);
+    return rc >= 0;
+}
+
 static void usage(void) {
     fprintf(stderr,
             "Usage: ringkv [/path/to/ringkv.conf] [options]\n"
@@ -101,22 +117,38 @@ int main(int argc, char **argv) {
     sigaddset(&sigs, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);   /* inherited by the workers */
 
+    /* Clients that connect while the dataset loads get -LOADING. */
+    atomic_fetch_or(&rk_persist.gate, PERSIST_GATE_LOADING);
+    atomic_store(&rk_persist.lastsave, (long long)time(NULL));   /* at startup the DB counts as saved */
     if (server_start() != 0) {
         atomic_store(&srv.shutdown, true);
         server_wait();
         return 1;
     }
+    if (!load_dataset()) {
+        atomic_store(&srv.shutdown, true);
+        server_wait();
+        return 1;
+    }
+    atomic_fetch_and(&rk_persist.gate, ~(unsigned)PERSIST_GATE_LOADING);
     printf("ringkv %s ready to accept connections on %s:%lld with %u thread%s\n", RINGKV_VERSION,
            rk_config.bind, rk_config.port, srv.nworkers, srv.nworkers == 1 ? "" : "s");
 
     struct timespec tick = { 0, 100 * 1000 * 1000 };
+    bool by_signal = false;
     while (!atomic_load(&srv.shutdown)) {
         int sig = sigtimedwait(&sigs, NULL, &tick);
         if (sig == SIGTERM || sig == SIGINT) {
             printf("ringkv: received %s, shutting down\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+            by_signal = true;
             atomic_store(&srv.shutdown, true);
         }
     }
+    server_stop();
+    /* As Redis's default shutdown-on-sigterm: save when save points are set
+     * (SHUTDOWN has done what it was asked already). */
+    if ((by_signal || !atomic_load(&rk_persist.shutdown_saved)) && *config_save_points())
+        persist_save_at_exit(srv.shard_ptrs, srv.nworkers);
     server_wait();
     printf("ringkv: bye\n");
     return 0;

@@ -24,6 +24,11 @@
  * read (client.c, multi.c). */
 #define CLIENT_MAX_INFLIGHT 128
 
+/* persist_io.c: snapshots' steps and file operations, save points */
+bool persist_iteration(struct worker *w);   /* true: a snapshot has more to do now */
+void persist_on_cqe(uint64_t ud, int res);
+void persist_cron(struct worker *w);
+
 /* client.c */
 void client_maybe_free(struct client *c);
 void client_free_now(struct client *c);

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "ringkv/ring.h"
+#include "ringkv/snapshot.h"
 #include "ringkv/watch.h"
 #include "io_internal.h"
 #include "controls.h"
@@ -162,6 +163,7 @@ static void handle_cqe(struct worker *w, struct io_uring_cqe *cqe) {
         if (c) client_on_send(c, cqe->res);
         break;
     }
+    case UD_FILE: persist_on_cqe(ud, cqe->res); break;
     default: break;   /* doorbells and ignored completions only wake us */
     }
 }
@@ -173,13 +175,15 @@ static void worker_cron(struct worker *w) {
      * transaction holds; it then runs at the first iteration after the
      * release, not a whole period later. Nor does it run while a client
      * pause is in force: as in Redis, a paused server deletes nothing. */
-    if (w->now_ms - w->last_expire_ms >= period && !shard_is_held(w) && !client_expiry_paused(w->now_ms)) {
+    if (w->now_ms - w->last_expire_ms >= period && !shard_is_held(w) && !client_expiry_paused(w->now_ms) &&
+        !(atomic_load_explicit(&rk_persist.gate, memory_order_acquire) & PERSIST_GATE_LOADING)) {
         w->last_expire_ms = w->now_ms;
         shard_active_expire(&w->shard, w->now_ms, 1000 * 1000 / CONFIG_GET(hz) / 40);   /* 2.5% of a tick, as Redis */
     }
     if (w->now_ms - w->last_cron_ms >= period) {
         w->last_cron_ms = w->now_ms;
         client_cron(w);
+        persist_cron(w);
         ring_trim_idle_buffers(w);
     }
 }
@@ -313,11 +317,12 @@ static void *worker_main(void *arg) {
         clients_resume_scheduled(w);
         if (RK_UNLIKELY(monitor_pending(w))) monitor_flush(w);
         tracking_iteration(w);     /* invalidations: ours delivered, the others' into messages */
+        bool saving = persist_iteration(w);   /* a snapshot's next entries, its file writes */
         xshard_flush(w);
         client_flush_sends(w);
         uint64_t work = w->stats.commands + w->stats.forwarded_in - work0;
         w->iter_cmds_avg = (w->iter_cmds_avg * 7 + work) / 8;
-        submit_and_wait(w, got && !xshard_inbox_empty(w));
+        submit_and_wait(w, saving || (got && !xshard_inbox_empty(w)));
     }
     return NULL;
 }
@@ -455,8 +460,16 @@ static void worker_teardown(struct worker *w) {
     shard_destroy(&w->shard);
 }
 
-void server_wait(void) {
+static bool workers_joined;
+
+void server_stop(void) {
+    if (workers_joined) return;
     for (unsigned i = 0; i < srv.nworkers; i++) pthread_join(srv.workers[i].thread, NULL);
+    workers_joined = true;
+}
+
+void server_wait(void) {
+    server_stop();
     for (unsigned i = 0; i < srv.nworkers; i++) worker_teardown(&srv.workers[i]);
     for (unsigned i = 0; i < srv.nworkers * srv.nworkers; i++) spsc_destroy(&srv.rings[i]);
     free(srv.rings);

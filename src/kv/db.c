@@ -156,8 +156,46 @@ static inline void key_event(struct cmd_ctx *c, int type, const char *event, str
         db_event_hook(c, type, event, key);
 }
 
+/* ---------------------------------------------------------------------------
+ * Snapshots (db.h)
+ * ------------------------------------------------------------------------- */
+
+void (*db_snapshot_hook)(struct shard *s, unsigned dbi, struct kv_entry *e);
+
+/* Before e changes or goes: a running snapshot saves it first. */
+static inline void snap_guard(struct shard *s, int dbi, struct kv_entry *e) {
+    if (RK_UNLIKELY(db_snapshot_pending(s, e))) db_snapshot_hook(s, (unsigned)dbi, e);
+}
+
+/* A write command's lookup is where its changes begin. Read-only commands
+ * change nothing; anything else (a script's call, a key it only reads)
+ * saves the entry early, which is always correct. */
+static inline bool may_change(const struct cmd_ctx *c) {
+    return !c->cmd || !(c->cmd->flags & CMD_READONLY);
+}
+
+static inline void snap_join(struct shard *s, struct kv_entry *e) {
+    e->meta = (uint8_t)((e->meta & ~ENTRY_SNAP) | s->snap_side);
+}
+
+struct settle_ctx { struct shard *s; unsigned dbi; };
+
+static void settle_visit(void *ud, struct kv_entry *e) {
+    struct settle_ctx *sc = ud;
+    snap_guard(sc->s, (int)sc->dbi, e);
+}
+
+void db_snapshot_settle(struct shard *s, unsigned dbi) {
+    if (!s->snap_active) return;
+    struct settle_ctx sc = { s, dbi };
+    uint64_t cursor = 0;
+    do cursor = table_scan(&s->dbs[dbi].table, cursor, 1024, settle_visit, &sc);
+    while (cursor);
+}
+
 /* The only ways an entry enters, leaves or is swapped in a table. */
-static void insert_entry(struct kv_db *db, struct kv_entry *e, uint64_t h) {
+static void insert_entry(struct shard *s, struct kv_db *db, struct kv_entry *e, uint64_t h) {
+    snap_join(s, e);
     table_insert(&db->table, e, h);
     if (entry_has_expire(e))
         db->expires++;
@@ -170,8 +208,10 @@ static struct kv_entry *drop_entry(struct kv_db *db, struct slice key, uint64_t 
     return e;
 }
 
-static void swap_entry(struct kv_db *db, struct kv_entry **slot, struct kv_entry *e) {
+static void swap_entry(struct shard *s, struct kv_db *db, struct kv_entry **slot, struct kv_entry *e) {
     struct kv_entry *old = *slot;
+    snap_guard(s, (int)(db - s->dbs), old);
+    snap_join(s, e);
     db->expires += (size_t)entry_has_expire(e) - (size_t)entry_has_expire(old);
     *slot = e;
     entry_free(old);
@@ -223,6 +263,7 @@ struct kv_entry **db_lookup_slot(struct cmd_ctx *c, struct slice key, unsigned f
         if (slot) s->stats.keyspace_hits++;
         else s->stats.keyspace_misses++;
     }
+    if (slot && RK_UNLIKELY(s->snap_active) && may_change(c)) snap_guard(s, c->db, *slot);
     return slot;
 }
 
@@ -235,15 +276,32 @@ void db_insert(struct cmd_ctx *c, struct kv_entry *e) {
     struct shard *s = owner_shard(c, entry_key_slice(e));
     e = home_entry(c, s, e);
     struct slice key = entry_key_slice(e);
-    insert_entry(&s->dbs[c->db], e, key_hash(key));
+    insert_entry(s, &s->dbs[c->db], e, key_hash(key));
     key_event(c, DB_EVENT_NEW, "new", key);
     db_changed(c, key, false);
+}
+
+bool db_load_entry(struct shard *s, unsigned dbi, struct kv_entry *e, bool merge) {
+    struct kv_db *db = &s->dbs[dbi];
+    struct slice key = entry_key_slice(e);
+    uint64_t h = key_hash(key);
+    struct kv_entry **slot = table_find(&db->table, key.ptr, key.len, h);
+    if (!slot) {
+        insert_entry(s, db, e, h);
+        return true;
+    }
+    if (!merge) {
+        entry_free(e);
+        return false;
+    }
+    swap_entry(s, db, slot, e);
+    return true;
 }
 
 void db_replace(struct cmd_ctx *c, struct kv_entry **slot, struct kv_entry *e) {
     if (*slot == e) return;
     struct shard *s = owner_shard(c, entry_key_slice(e));
-    swap_entry(&s->dbs[c->db], slot, home_entry(c, s, e));
+    swap_entry(s, &s->dbs[c->db], slot, home_entry(c, s, e));
     db_changed(c, entry_key_slice(*slot), false);
 }
 
@@ -256,16 +314,16 @@ void db_set(struct cmd_ctx *c, struct kv_entry *e) {
     struct kv_entry **slot = table_find(&db->table, key.ptr, key.len, h);
 
     if (!slot) {
-        insert_entry(db, e, h);
+        insert_entry(s, db, e, h);
         key_event(c, DB_EVENT_NEW, "new", key);
     } else if (key_is_expired(*slot, c->now_ms)) {
         /* Redis expires it in the lookup before adding the new one */
         s->stats.expired_keys++;
         key_event(c, DB_EVENT_EXPIRED, "expired", key);
-        swap_entry(db, slot, e);
+        swap_entry(s, db, slot, e);
         key_event(c, DB_EVENT_NEW, "new", key);
     } else {
-        swap_entry(db, slot, e);
+        swap_entry(s, db, slot, e);
     }
     db_changed(c, key, false);
 }
@@ -279,6 +337,7 @@ bool db_delete(struct cmd_ctx *c, struct slice key) {
     if (!e)
         return false;
     bool live = !key_is_expired(e, c->now_ms);
+    snap_guard(s, c->db, e);
     if (!live) {
         s->stats.expired_keys++;
         key_event(c, DB_EVENT_EXPIRED, "expired", key);
@@ -292,6 +351,7 @@ bool db_delete(struct cmd_ctx *c, struct slice key) {
 struct kv_entry *db_unlink(struct cmd_ctx *c, struct slice key) {
     struct shard *s = owner_shard(c, key);
     struct kv_entry *e = drop_entry(&s->dbs[c->db], key, key_hash(key));
+    if (e) snap_guard(s, c->db, e);
     if (e) db_changed(c, key, true);
     return e;
 }
@@ -301,7 +361,9 @@ void db_set_expire(struct cmd_ctx *c, struct kv_entry **slot, long long when_ms)
     bool had = entry_has_expire(e);
     if (!had && when_ms == NO_EXPIRE)
         return;
-    struct kv_db *db = &owner_shard(c, entry_key_slice(e))->dbs[c->db];
+    struct shard *s = owner_shard(c, entry_key_slice(e));
+    struct kv_db *db = &s->dbs[c->db];
+    snap_guard(s, c->db, e);
     *slot = entry_set_expire(e, when_ms);
     db->expires += (size_t)entry_has_expire(*slot) - (size_t)had;
     db_changed(c, entry_key_slice(*slot), false);

@@ -7,6 +7,10 @@
  * 16-byte key with a 16-byte value is a 35-byte block, a 36-byte block of
  * the shard's arena (arena.h). A TTL adds 8 bytes only to keys that have one.
  *
+ * An entry rebuilt for a change of its own (entry_set_string,
+ * entry_resize_string, entry_store_obj, entry_set_expire) keeps its
+ * ENTRY_SNAP bit: whether a running snapshot has saved it (db.h).
+ *
  * Strings that are edited in place (APPEND, SETRANGE) switch to the wide
  * header, which carries a value capacity, so that growing them repeatedly
  * reallocates geometrically rather than once per edit. Everything else
@@ -211,6 +215,7 @@ struct kv_entry *entry_store_obj(struct kv_entry *e, void *obj) {
     struct kv_entry *ne = n ? entry_new_inline(entry_key_slice(e), type, obj, n, entry_expire(e))
                             : entry_new_ptr(entry_key_slice(e), type, obj, entry_expire(e));
     rk_arena = saved;
+    ne->meta |= e->meta & ENTRY_SNAP;
     if (n) obj_ops_by_type[type]->free(obj);
     entry_release(e);
     return ne;
@@ -262,6 +267,7 @@ struct kv_entry *entry_set_string(struct kv_entry *e, struct slice val) {
         return e;
     }
     struct kv_entry *n = entry_new_string(entry_key_slice(e), val, entry_expire(e));
+    n->meta |= e->meta & ENTRY_SNAP;
     entry_free(e);
     return n;
 }
@@ -296,6 +302,7 @@ struct kv_entry *entry_resize_string(struct kv_entry *e, size_t new_len) {
                                      new_len, cap, entry_expire(e));
     size_t keep = entry_val_len(e) < new_len ? entry_val_len(e) : new_len;
     if (keep) memcpy(entry_val(n), entry_val(e), keep);
+    n->meta |= e->meta & ENTRY_SNAP;
     entry_release(e);
     return n;
 }

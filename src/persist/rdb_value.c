@@ -32,7 +32,6 @@ static void put_byte(struct rbuf *b, unsigned char c) { rbuf_append(b, &c, 1); }
 static void put_slice(struct rbuf *b, struct slice s, bool compress) { rdb_put_string(b, s.ptr, s.len, compress); }
 
 static void put_list(struct rbuf *b, const struct list_obj *l, bool compress) {
-    put_byte(b, RDB_TYPE_LIST);
     rdb_put_len(b, list_len(l));
     struct list_iter it;
     struct lp_value v;
@@ -42,7 +41,6 @@ static void put_list(struct rbuf *b, const struct list_obj *l, bool compress) {
 }
 
 static void put_set(struct rbuf *b, const struct set_obj *s, bool compress) {
-    put_byte(b, RDB_TYPE_SET);
     rdb_put_len(b, set_obj_count(s));
     struct set_iter it;
     struct slice m;
@@ -51,7 +49,6 @@ static void put_set(struct rbuf *b, const struct set_obj *s, bool compress) {
 }
 
 static void put_hash(struct rbuf *b, const struct hash_obj *h, bool compress) {
-    put_byte(b, RDB_TYPE_HASH);
     rdb_put_len(b, hash_len(h));
     struct hash_iter it;
     struct slice f, v;
@@ -63,7 +60,6 @@ static void put_hash(struct rbuf *b, const struct hash_obj *h, bool compress) {
 }
 
 static void put_zset(struct rbuf *b, const struct zset_obj *z, bool compress) {
-    put_byte(b, RDB_TYPE_ZSET_2);
     rdb_put_len(b, zset_len(z));
     struct zset_it it;
     for (zset_it_rank(&it, z, 0); it.valid; zset_it_next(&it)) {
@@ -225,7 +221,6 @@ static void put_pel(struct rbuf *b, const struct idtree *pel, bool nacks) {
 }
 
 static void put_stream(struct rbuf *b, const struct stream *s, bool compress) {
-    put_byte(b, RDB_TYPE_STREAM_LISTPACKS_2);
     rdb_put_len(b, idtree_count(s->nodes));
     struct idtree_iter it;
     struct stream_id master;
@@ -265,19 +260,35 @@ static void put_stream(struct rbuf *b, const struct stream *s, bool compress) {
     }
 }
 
-bool rdb_put_value(struct rbuf *b, const struct kv_entry *e, bool compress) {
+/* The type byte each type is written with. */
+static unsigned char rdb_type_of(const struct kv_entry *e) {
+    static const unsigned char by_obj[] = {
+        [OBJ_STRING] = RDB_TYPE_STRING, [OBJ_LIST] = RDB_TYPE_LIST, [OBJ_SET] = RDB_TYPE_SET,
+        [OBJ_ZSET] = RDB_TYPE_ZSET_2, [OBJ_HASH] = RDB_TYPE_HASH, [OBJ_STREAM] = RDB_TYPE_STREAM_LISTPACKS_2,
+    };
+    return by_obj[entry_type(e)];
+}
+
+static void put_object(struct rbuf *b, const struct kv_entry *e, bool compress) {
     switch (entry_type(e)) {
-    case OBJ_STRING:
-        put_byte(b, RDB_TYPE_STRING);
-        put_slice(b, entry_val_slice(e), compress);
-        return true;
-    case OBJ_LIST: put_list(b, entry_obj(e), compress); return true;
-    case OBJ_SET: put_set(b, entry_obj(e), compress); return true;
-    case OBJ_HASH: put_hash(b, entry_obj(e), compress); return true;
-    case OBJ_ZSET: put_zset(b, entry_obj(e), compress); return true;
-    case OBJ_STREAM: put_stream(b, entry_obj(e), compress); return true;
-    default: return false;
+    case OBJ_STRING: put_slice(b, entry_val_slice(e), compress); break;
+    case OBJ_LIST: put_list(b, entry_obj(e), compress); break;
+    case OBJ_SET: put_set(b, entry_obj(e), compress); break;
+    case OBJ_HASH: put_hash(b, entry_obj(e), compress); break;
+    case OBJ_ZSET: put_zset(b, entry_obj(e), compress); break;
+    default: put_stream(b, entry_obj(e), compress); break;
     }
+}
+
+void rdb_put_value(struct rbuf *b, const struct kv_entry *e, bool compress) {
+    put_byte(b, rdb_type_of(e));
+    put_object(b, e, compress);
+}
+
+void rdb_put_key_value(struct rbuf *b, const struct kv_entry *e, bool compress) {
+    put_byte(b, rdb_type_of(e));
+    put_slice(b, entry_key_slice(e), false);
+    put_object(b, e, compress);
 }
 
 /* ---------------------------------------------------------------- builders */
@@ -817,7 +828,14 @@ bool rdb_get_value(const char **p, const char *end, struct rdb_value *out) {
     const char *at = *p;
     unsigned char t;
     memset(out, 0, sizeof *out);
-    if (!get_byte(&at, end, &t)) return false;
+    if (!get_byte(&at, end, &t) || !rdb_get_object(&at, end, t, out)) return false;
+    *p = at;
+    return true;
+}
+
+bool rdb_get_object(const char **p, const char *end, unsigned char t, struct rdb_value *out) {
+    const char *at = *p;
+    memset(out, 0, sizeof *out);
     if (t == RDB_TYPE_STRING) {
         if (!rdb_get_string(&at, end, &out->str)) return false;
         out->type = OBJ_STRING;
@@ -858,4 +876,16 @@ void rdb_value_discard(struct rdb_value *v) {
     if (v->type == OBJ_STRING) rbuf_free(&v->str);
     else if (v->obj) obj_ops_by_type[v->type]->free(v->obj);
     memset(v, 0, sizeof *v);
+}
+
+struct kv_entry *rdb_value_entry(struct slice key, struct rdb_value *v, long long expire_at_ms) {
+    struct kv_entry *e;
+    if (v->type == OBJ_STRING) {
+        e = entry_new_string(key, (struct slice){ v->str.buf, v->str.len }, expire_at_ms);
+        rbuf_free(&v->str);
+    } else {
+        e = entry_new_obj(key, v->type, v->obj, expire_at_ms);
+    }
+    memset(v, 0, sizeof *v);
+    return e;
 }

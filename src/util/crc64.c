@@ -57,3 +57,49 @@ uint64_t crc64(uint64_t crc, const void *data, size_t len) {
         crc = step_byte(crc, *p++);
     return crc;
 }
+
+/*
+ * Combining, as zlib's crc32_combine does it: with no initial value and no
+ * final xor the CRC is linear, so crc(A||B) = crc(A) * x^(8|B|) + crc(B)
+ * mod P. Polynomials are reflected: bit 63 is x^0. x^(2^k) mod P comes
+ * from a table made once by squaring, so a combine costs about
+ * log2(len) products.
+ */
+static uint64_t x2n_table[64];
+static pthread_once_t x2n_once = PTHREAD_ONCE_INIT;
+
+/* a * b mod P */
+static uint64_t multmodp(uint64_t a, uint64_t b) {
+    uint64_t m = 1ULL << 63, p = 0;
+    for (;;) {
+        if (a & m) {
+            p ^= b;
+            if ((a & (m - 1)) == 0) break;
+        }
+        m >>= 1;
+        b = (b & 1) ? (b >> 1) ^ POLY_REFLECTED : b >> 1;
+    }
+    return p;
+}
+
+static void build_x2n(void) {
+    uint64_t p = 1ULL << 62;   /* x^1 */
+    x2n_table[0] = p;
+    for (int n = 1; n < 64; n++) x2n_table[n] = p = multmodp(p, p);
+}
+
+/* x^(n * 2^k) mod P */
+static uint64_t x2nmodp(uint64_t n, unsigned k) {
+    uint64_t p = 1ULL << 63;   /* x^0 */
+    while (n) {
+        if (n & 1) p = multmodp(x2n_table[k & 63], p);
+        n >>= 1;
+        k++;
+    }
+    return p;
+}
+
+uint64_t crc64_combine(uint64_t crc1, uint64_t crc2, uint64_t len2) {
+    pthread_once(&x2n_once, build_x2n);
+    return multmodp(x2nmodp(len2, 3), crc1) ^ crc2;
+}

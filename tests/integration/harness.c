@@ -3,6 +3,7 @@
  */
 #include "harness.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -200,6 +201,7 @@ int server_start(struct server *s, const char *const *extra)
         snprintf(threads, sizeof threads, "%d", h_threads());
         const char *argv[64];
         int n = 0;
+        s->dir[0] = '\0';
         if (s->redis) {
             argv[n++] = "redis-server";
             argv[n++] = "--port"; argv[n++] = port;
@@ -213,6 +215,11 @@ int server_start(struct server *s, const char *const *extra)
             argv[n++] = "--port"; argv[n++] = port;
             argv[n++] = "--bind"; argv[n++] = "127.0.0.1";
             argv[n++] = "--threads"; argv[n++] = threads;
+            /* its own directory, and no save unless a test asks (extra) */
+            snprintf(s->dir, sizeof s->dir, "/tmp/ringkv-test-%d-%d.d", (int)getpid(), s->port);
+            mkdir(s->dir, 0755);
+            argv[n++] = "--dir"; argv[n++] = s->dir;
+            argv[n++] = "--save"; argv[n++] = "";
         }
         for (int i = 0; extra && extra[i] && n < 62; i++)
             argv[n++] = extra[i];
@@ -294,6 +301,21 @@ bool server_alive(struct server *s)
     return true;
 }
 
+/* A server's directory holds only files (dump.rdb, temp files). */
+static void remove_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *de;
+    char path[512];
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
 int server_stop(struct server *s)
 {
     if (s->pid == 0) return 0;
@@ -331,6 +353,7 @@ int server_stop(struct server *s)
         if (!(keep && *keep && strcmp(keep, "0") != 0))
             unlink(s->log);
     }
+    if (s->dir[0]) remove_dir(s->dir);
     s->pid = 0;
     return rc;
 }

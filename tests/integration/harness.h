@@ -33,6 +33,7 @@ struct server {
     int port;
     bool redis;          /* this is Debian's redis-server */
     char log[256];       /* stdout+stderr of the server */
+    char dir[256];       /* its --dir (ringkv): emptied and removed when it stops */
 };
 
 bool h_redis_mode(void);

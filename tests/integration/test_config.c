@@ -14,6 +14,8 @@
  */
 #include "harness.h"
 
+#include <sys/stat.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -305,9 +307,12 @@ static void test_config_file_and_options(void **state)
     struct server s = { .port = free_port() };
     snprintf(port, sizeof port, "%d", s.port);
     const char *threads = getenv("RINGKV_THREADS") ? getenv("RINGKV_THREADS") : "1";
-    const char *ringkv[] = { bin(), conf, "--port", port, "--threads", threads, "--save", "300 10",
+    char dir[128];   /* where the save at exit goes */
+    snprintf(dir, sizeof dir, "/tmp/ringkv-config-%d.d", (int)getpid());
+    mkdir(dir, 0755);
+    const char *ringkv[] = { bin(), conf, "--port", port, "--threads", threads, "--save", "300 10", "--dir", dir,
                              "--proc-title-template", "--my--title", "--loglevel", "verbose", NULL };
-    const char *redis[] = { "redis-server", conf, "--port", port, "--save", "300 10",
+    const char *redis[] = { "redis-server", conf, "--port", port, "--save", "300 10", "--dir", dir,
                             "--proc-title-template", "--my--title", "--loglevel", "verbose", NULL };
     s.redis = h_redis_mode();
     assert_int_equal(spawn(&s, s.redis ? redis : ringkv), 0);
@@ -331,6 +336,12 @@ static void test_config_file_and_options(void **state)
     freeReplyObject(r);
     redisFree(c);
     assert_int_equal(server_stop(&s), 0);
+    /* with save points, SIGTERM saves before exiting, as Redis does */
+    char rdb[160];
+    snprintf(rdb, sizeof rdb, "%s/dump.rdb", dir);
+    assert_int_equal(access(rdb, F_OK), 0);
+    unlink(rdb);
+    rmdir(dir);
     unlink(conf);
     unlink(inc);
 }

@@ -1,0 +1,26 @@
+/*
+ * Loading an RDB file (rdb_file.h) into the keyspace: every key goes to
+ * the shard that owns its slot. The caller guarantees nobody else touches
+ * the shards meanwhile (startup, or every shard held).
+ */
+#ifndef RINGKV_RDB_LOAD_H
+#define RINGKV_RDB_LOAD_H
+
+#include "ringkv/common.h"
+
+struct shard;
+
+/* Where FUNCTION libraries found in the file go (the scripting layer's). */
+struct rdb_function_sink {
+    void *ud;
+    bool (*add)(void *ud, struct slice code, struct rbuf *err);
+};
+
+/* Load path. merge: a key already present is replaced (DEBUG RELOAD
+ * MERGE), else it is an error. functions NULL: libraries are skipped.
+ * Returns 0 (with *keys loaded), 1 when there is no such file, -1 with
+ * the reason in err. */
+int rdb_load_file(struct shard **shards, unsigned n, const char *path, bool merge,
+                  const struct rdb_function_sink *functions, long long now_ms, size_t *keys, struct rbuf *err);
+
+#endif

@@ -1,0 +1,230 @@
+/*
+ * Persistence commands: SAVE, BGSAVE, LASTSAVE, SHUTDOWN's save, DEBUG
+ * RELOAD, FLUSHALL's save, INFO persistence, and the load at startup.
+ * The files and snapshots themselves are persist/'s (snapshot.h,
+ * rdb_file.h, rdb_load.h); this layer adds what they must not know of:
+ * FUNCTION libraries, the RSS for the header, and the replies.
+ *
+ * SAVE, BGSAVE, SHUTDOWN, DEBUG and FLUSHALL run holding every shard
+ * (CMD_ALLSHARDS), which is what makes a save one moment of the whole
+ * keyspace.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ringkv/command.h"
+#include "ringkv/config.h"
+#include "ringkv/db.h"
+#include "ringkv/rdb_file.h"
+#include "ringkv/rdb_load.h"
+#include "ringkv/script.h"
+#include "ringkv/script_host.h"
+#include "ringkv/snapshot.h"
+#include "ringkv/util.h"
+
+static void put_function(void *arg, struct slice name, struct slice code) {
+    (void)name;
+    rdb_put_function(arg, code);
+}
+
+/* The magic, aux fields and FUNCTION libraries every save starts with. */
+static void save_header(struct rbuf *b, long long now_ms) {
+    rdb_put_header(b, now_ms, memory_rss_bytes());
+    script_function_foreach(put_function, b);
+}
+
+static bool save_now(struct cmd_ctx *c, struct rbuf *err) {
+    struct rbuf header = { 0 };
+    save_header(&header, c->now_ms);
+    int rc = rdb_save_now(c->shards, c->nshards, &header, c->now_ms, err);
+    rbuf_free(&header);
+    if (rc != 0) printf("ringkv: failed saving the DB: %.*s\n", (int)err->len, err->buf);
+    else printf("ringkv: DB saved on disk\n");
+    fflush(stdout);
+    return rc == 0;
+}
+
+/* SAVE */
+void cmd_save(struct cmd_ctx *c) {
+    if (atomic_load(&rk_persist.bgsave_in_progress)) {
+        reply_error(&c->r, "ERR Background save already in progress");
+        return;
+    }
+    struct rbuf err = { 0 };
+    if (save_now(c, &err)) reply_ok(&c->r);
+    else reply_error(&c->r, "ERR");
+    rbuf_free(&err);
+}
+
+/* BGSAVE [SCHEDULE] */
+void cmd_bgsave(struct cmd_ctx *c) {
+    if (c->argc > 1 && !(c->argc == 2 && slice_eq_nocase(c->argv[1], "schedule"))) {
+        reply_error(&c->r, ERR_SYNTAX);
+        return;
+    }
+    if (atomic_load(&rk_persist.bgsave_in_progress)) {
+        reply_error(&c->r, "ERR Background save already in progress");
+        return;
+    }
+    struct rbuf header = { 0 }, err = { 0 };
+    save_header(&header, c->now_ms);
+    if (snapshot_begin(c->shards, c->nshards, &header, c->now_ms, &err) == 0) {
+        reply_simple(&c->r, "Background saving started");
+    } else {
+        printf("ringkv: can't save in background: %.*s\n", (int)err.len, err.buf);
+        reply_errorf(&c->r, "ERR %.*s", (int)err.len, err.buf);
+    }
+    rbuf_free(&header);
+    rbuf_free(&err);
+}
+
+/* LASTSAVE */
+void cmd_lastsave(struct cmd_ctx *c) { reply_int(&c->r, atomic_load(&rk_persist.lastsave)); }
+
+int persist_save_at_exit(struct shard **shards, unsigned n) {
+    struct rbuf header = { 0 }, err = { 0 };
+    long long now_ms = (long long)mstime_now();
+    rdb_put_header(&header, now_ms, memory_rss_bytes());
+    script_function_foreach(put_function, &header);
+    int rc = rdb_save_now(shards, n, &header, now_ms, &err);
+    if (rc != 0) printf("ringkv: error trying to save the DB: %.*s\n", (int)err.len, err.buf);
+    else printf("ringkv: DB saved on disk\n");
+    fflush(stdout);
+    rbuf_free(&header);
+    rbuf_free(&err);
+    return rc;
+}
+
+bool persist_shutdown_save(struct cmd_ctx *c) {
+    if (atomic_load(&rk_persist.bgsave_in_progress)) snapshot_abort(c->shards, c->nshards);
+    struct rbuf err = { 0 };
+    bool ok = save_now(c, &err);
+    rbuf_free(&err);
+    return ok;
+}
+
+/* FLUSHALL, every key gone: a running BGSAVE stops and, with save points,
+ * the empty dataset is saved at once, as Redis does. */
+void persist_after_flushall(struct cmd_ctx *c) {
+    snapshot_abort(c->shards, c->nshards);
+    if (!*config_save_points()) return;
+    struct rbuf err = { 0 };
+    if (save_now(c, &err))   /* this command's own changes are part of the save */
+        atomic_store(&rk_persist.dirty_at_save, persist_total_dirty(c->shards, c->nshards) + c->dirty);
+    rbuf_free(&err);
+}
+
+/* ---- loading */
+
+struct function_batch {
+    struct rbuf codes;        /* the codes, back to back */
+    struct rbuf lens;         /* size_t per code */
+};
+
+static bool collect_function(void *ud, struct slice code, struct rbuf *err) {
+    (void)err;
+    struct function_batch *fb = ud;
+    rbuf_append(&fb->codes, code.ptr, code.len);
+    rbuf_append(&fb->lens, &code.len, sizeof code.len);
+    return true;
+}
+
+/* The libraries found, loaded on engine e with policy. */
+static bool restore_functions(struct script_engine *e, struct function_batch *fb,
+                              enum script_restore_policy policy, struct rbuf *err) {
+    size_t n = fb->lens.len / sizeof(size_t), off = 0;
+    if (!n) return true;
+    struct slice *codes = rk_malloc(n * sizeof *codes);
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        memcpy(&len, fb->lens.buf + i * sizeof len, sizeof len);
+        codes[i] = (struct slice){ fb->codes.buf + off, len };
+        off += len;
+    }
+    bool ok = script_function_restore(e, codes, n, policy, err);
+    free(codes);
+    return ok;
+}
+
+int persist_load(struct shard **shards, unsigned n, struct script_engine *e, bool merge, long long now_ms,
+                 struct rbuf *err) {
+    struct function_batch fb = { { 0 }, { 0 } };
+    struct rdb_function_sink sink = { &fb, collect_function };
+    size_t keys = 0;
+    long long t0 = (long long)mstime_now();
+    int rc = rdb_load_file(shards, n, rk_config.dbfilename, merge, &sink, now_ms, &keys, err);
+    if (rc == 0 && !restore_functions(e, &fb, merge ? SCRIPT_RESTORE_REPLACE : SCRIPT_RESTORE_APPEND, err))
+        rc = -1;
+    if (rc == 0)
+        printf("ringkv: DB loaded from disk: %zu keys in %.3f seconds\n", keys,
+               (double)((long long)mstime_now() - t0) / 1000.0);
+    fflush(stdout);
+    rbuf_free(&fb.codes);
+    rbuf_free(&fb.lens);
+    return rc;
+}
+
+/* DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE] */
+void persist_debug_reload(struct cmd_ctx *c) {
+    bool merge = false, flush = true, save = true;
+    for (int i = 2; i < c->argc; i++) {
+        if (slice_eq_nocase(c->argv[i], "merge")) merge = true;
+        else if (slice_eq_nocase(c->argv[i], "noflush")) flush = false;
+        else if (slice_eq_nocase(c->argv[i], "nosave")) save = false;
+        else {
+            reply_error(&c->r, "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+            return;
+        }
+    }
+    struct rbuf err = { 0 };
+    if (save && !save_now(c, &err)) {
+        reply_error(&c->r, "ERR");
+        rbuf_free(&err);
+        return;
+    }
+    if (flush) {
+        snapshot_abort(c->shards, c->nshards);
+        for (unsigned i = 0; i < c->nshards; i++)
+            for (unsigned d = 0; d < c->shards[i]->ndb; d++) db_empty(&c->shards[i]->dbs[d]);
+        script_function_flush();
+    }
+    int rc = persist_load(c->shards, c->nshards, script_thread_engine(c->worker), merge, c->now_ms, &err);
+    if (rc != 0) {
+        printf("ringkv: DEBUG RELOAD: %.*s\n", (int)err.len, err.buf);
+        reply_error(&c->r, "ERR Error trying to load the RDB dump");
+    } else {
+        reply_ok(&c->r);
+    }
+    rbuf_free(&err);
+}
+
+/* ---- INFO persistence */
+
+void persist_info(struct cmd_ctx *c, struct rbuf *out) {
+    long long now_ms = c->now_ms;
+    bool in_progress = atomic_load(&rk_persist.bgsave_in_progress);
+    long long changes = persist_total_dirty(c->shards, c->nshards) - atomic_load(&rk_persist.dirty_at_save);
+    unsigned gate = atomic_load(&rk_persist.gate);
+    char buf[1024];
+    int n = snprintf(buf, sizeof buf,
+                     "# Persistence\r\nloading:%d\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\n"
+                     "current_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\n"
+                     "current_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\n"
+                     "rdb_changes_since_last_save:%lld\r\nrdb_bgsave_in_progress:%d\r\n"
+                     "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:%s\r\n"
+                     "rdb_last_bgsave_time_sec:%lld\r\nrdb_current_bgsave_time_sec:%lld\r\n"
+                     "rdb_saves:%lld\r\nrdb_last_cow_size:%lld\r\nrdb_last_load_keys_expired:0\r\n"
+                     "rdb_last_load_keys_loaded:0\r\n"
+                     "aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n"
+                     "aof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\n"
+                     "aof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\n"
+                     "aof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\n"
+                     "module_fork_last_cow_size:0\r\n\r\n",
+                     (gate & PERSIST_GATE_LOADING) ? 1 : 0, changes, in_progress ? 1 : 0,
+                     atomic_load(&rk_persist.lastsave), atomic_load(&rk_persist.last_bgsave_ok) ? "ok" : "err",
+                     atomic_load(&rk_persist.last_bgsave_secs),
+                     in_progress ? (now_ms - atomic_load(&rk_persist.bgsave_start_ms)) / 1000 : -1LL,
+                     atomic_load(&rk_persist.saves), atomic_load(&rk_persist.last_cow_bytes));
+    rbuf_append(out, buf, (size_t)n);
+}
