@@ -75,6 +75,9 @@ int rdb_save_now(struct shard **shards, unsigned n, const struct rbuf *header, l
 
 /* BGSAVE's start, every shard held by the caller: 0, or -1 with err. */
 int snapshot_begin(struct shard **shards, unsigned n, const struct rbuf *header, long long now_ms, struct rbuf *err);
+/* A BGSAVE that could not begin (its file) counts as one that failed, as
+ * Redis's child would have: rdb_last_bgsave_status err, MISCONF. */
+void snapshot_failed_to_start(long long now_ms);
 /* FLUSHALL during a BGSAVE (every shard held): the snapshot stops and its
  * file is dropped, as Redis kills its child. */
 void snapshot_abort(struct shard **shards, unsigned n);

@@ -72,6 +72,7 @@ void cmd_bgsave(struct cmd_ctx *c) {
     if (snapshot_begin(c->shards, c->nshards, &header, c->now_ms, &err) == 0) {
         reply_simple(&c->r, "Background saving started");
     } else {
+        snapshot_failed_to_start(c->now_ms);
         printf("ringkv: can't save in background: %.*s\n", (int)err.len, err.buf);
         reply_errorf(&c->r, "ERR %.*s", (int)err.len, err.buf);
     }

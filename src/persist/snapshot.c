@@ -444,10 +444,13 @@ int snapshot_begin(struct shard **shards, unsigned n, const struct rbuf *header,
         struct file_op *none;   /* the previous one is over: let go of it here */
         snapshot_step(shards[i], now_ms, &none);
     }
-    struct snapshot *snap = rk_calloc(1, sizeof *snap + n * sizeof *snap->parts);
     char cwd[PATH_MAX / 2], name[64];
-    if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
     temp_name(name, sizeof name, "bg-");
+    if (!getcwd(cwd, sizeof cwd)) {
+        fail_errno(err, "Failed opening the temp RDB file", name, errno);
+        return -1;
+    }
+    struct snapshot *snap = rk_calloc(1, sizeof *snap + n * sizeof *snap->parts);
     snprintf(snap->tmp, sizeof snap->tmp, "%s/%s", cwd, name);
     snprintf(snap->path, sizeof snap->path, "%s/%.*s", cwd, (int)(PATH_MAX / 2 - 2), rk_config.dbfilename);
     snap->fd = open(snap->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -483,6 +486,12 @@ int snapshot_begin(struct shard **shards, unsigned n, const struct rbuf *header,
     printf("ringkv: background saving started\n");
     fflush(stdout);
     return 0;
+}
+
+void snapshot_failed_to_start(long long now_ms) {
+    atomic_store(&rk_persist.last_bgsave_ok, false);
+    atomic_store(&rk_persist.last_bgsave_try_ms, now_ms);
+    atomic_fetch_or(&rk_persist.gate, PERSIST_GATE_BGSAVE_FAILED);
 }
 
 void snapshot_abort(struct shard **shards, unsigned n) {

@@ -1,0 +1,454 @@
+/*
+ * RDB persistence end to end: SAVE and BGSAVE files that a restarted server
+ * loads back key for key; a BGSAVE under writes that holds exactly the data
+ * of its moment; files exchanged with Debian's redis-server both ways;
+ * DEBUG RELOAD; FLUSHALL's save and the dirty counter; MISCONF after a
+ * failed BGSAVE; a corrupt file that stops the start.
+ *
+ * Datasets are compared as text: every key of databases 0..3 with its type,
+ * whether it has a TTL, and its contents read back by ordinary commands,
+ * so the same comparison works between ringkv and redis-server.
+ */
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+/* A growing text. */
+struct rbuf { char *buf; size_t len, cap; };
+
+static void rbuf_append(struct rbuf *b, const void *p, size_t n) {
+    if (b->len + n + 1 > b->cap) {
+        b->cap = (b->len + n + 1) * 2;
+        b->buf = realloc(b->buf, b->cap);
+        assert_non_null(b->buf);
+    }
+    memcpy(b->buf + b->len, p, n);
+    b->len += n;
+}
+
+#define DBS 4
+
+static char g_dir[128];
+
+static void dir_clear(void) {
+    char path[256];
+    const char *names[] = { "dump.rdb", NULL };
+    for (int i = 0; names[i]; i++) {
+        snprintf(path, sizeof path, "%s/%s", g_dir, names[i]);
+        unlink(path);
+    }
+}
+
+static void start_in_dir(struct server *s, const char *save) {
+    const char *extra[] = { "--dir", g_dir, "--save", save, "--enable-protected-configs", "yes", NULL };
+    memset(s, 0, sizeof *s);
+    assert_int_equal(server_start(s, extra), 0);
+}
+
+/* ---- the dataset as text */
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The elements of an array reply, sorted when order means nothing, joined. */
+static void append_elements(struct rbuf *out, redisReply *r, bool sort) {
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    char **v = malloc((r->elements + 1) * sizeof *v);
+    for (size_t i = 0; i < r->elements; i++) v[i] = reply_repr(r->element[i]);
+    if (sort) qsort(v, r->elements, sizeof *v, cmp_str);
+    for (size_t i = 0; i < r->elements; i++) {
+        rbuf_append(out, v[i], strlen(v[i]));
+        rbuf_append(out, ",", 1);
+        free(v[i]);
+    }
+    free(v);
+}
+
+/* Hash fields and values in pairs, sorted by pair. */
+static void append_pairs(struct rbuf *out, redisReply *r) {
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    size_t n = r->elements / 2;
+    char **v = malloc((n + 1) * sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        char *a = reply_repr(r->element[2 * i]), *b = reply_repr(r->element[2 * i + 1]);
+        v[i] = malloc(strlen(a) + strlen(b) + 2);
+        sprintf(v[i], "%s=%s", a, b);
+        free(a);
+        free(b);
+    }
+    qsort(v, n, sizeof *v, cmp_str);
+    for (size_t i = 0; i < n; i++) {
+        rbuf_append(out, v[i], strlen(v[i]));
+        rbuf_append(out, ",", 1);
+        free(v[i]);
+    }
+    free(v);
+}
+
+static void append_key(redisContext *c, struct rbuf *out, const char *key) {
+    redisReply *t = cmd(c, "TYPE %s", key);
+    char line[512];
+    redisReply *ttl = cmd(c, "PTTL %s", key);
+    snprintf(line, sizeof line, "\n%s %s ttl=%s: ", key, t->str, ttl->integer > 0 ? "yes" : "no");
+    rbuf_append(out, line, strlen(line));
+    redisReply *r;
+    if (!strcmp(t->str, "string")) r = cmd(c, "GET %s", key);
+    else if (!strcmp(t->str, "list")) r = cmd(c, "LRANGE %s 0 -1", key);
+    else if (!strcmp(t->str, "set")) r = cmd(c, "SMEMBERS %s", key);
+    else if (!strcmp(t->str, "zset")) r = cmd(c, "ZRANGE %s 0 -1 WITHSCORES", key);
+    else if (!strcmp(t->str, "hash")) r = cmd(c, "HGETALL %s", key);
+    else r = cmd(c, "XRANGE %s - +", key);
+    if (r->type == REDIS_REPLY_STRING) {
+        rbuf_append(out, r->str, r->len);
+    } else if (!strcmp(t->str, "hash")) {
+        append_pairs(out, r);
+    } else {
+        append_elements(out, r, !strcmp(t->str, "set"));
+    }
+    if (!strcmp(t->str, "stream")) {   /* consumer groups and their pending entries */
+        redisReply *g = cmd(c, "XINFO GROUPS %s", key);
+        char *gs = reply_repr(g);
+        rbuf_append(out, gs, strlen(gs));
+        free(gs);
+        freeReplyObject(g);
+    }
+    freeReplyObject(r);
+    freeReplyObject(ttl);
+    freeReplyObject(t);
+}
+
+/* Every key of databases 0..DBS-1, sorted, as text (malloc'd). */
+static char *dataset_text(redisContext *c) {
+    struct rbuf out = { 0 };
+    for (int db = 0; db < DBS; db++) {
+        freeReplyObject(cmd(c, "SELECT %d", db));
+        redisReply *keys = cmd(c, "KEYS *");
+        assert_int_equal(keys->type, REDIS_REPLY_ARRAY);
+        char **v = malloc((keys->elements + 1) * sizeof *v);
+        for (size_t i = 0; i < keys->elements; i++) v[i] = strdup(keys->element[i]->str);
+        qsort(v, keys->elements, sizeof *v, cmp_str);
+        char head[32];
+        snprintf(head, sizeof head, "\n# db%d", db);
+        rbuf_append(&out, head, strlen(head));
+        for (size_t i = 0; i < keys->elements; i++) {
+            append_key(c, &out, v[i]);
+            free(v[i]);
+        }
+        free(v);
+        freeReplyObject(keys);
+    }
+    freeReplyObject(cmd(c, "SELECT 0"));
+    rbuf_append(&out, "", 1);
+    return out.buf;
+}
+
+/* Keys of every type in several databases, some with a TTL, some big
+ * enough for each type's big encoding, a stream with a group. */
+static void populate(redisContext *c, int n) {
+    for (int db = 0; db < DBS; db += 2) {
+        freeReplyObject(cmd(c, "SELECT %d", db));
+        for (int i = 0; i < n; i++) {
+            OK(c, "SET str:%d value-%d", i, i * db);
+            OK(c, "SET int:%d %d", i, i - 500);
+            freeReplyObject(cmd(c, "RPUSH list:%d a %d b", i % 50, i));
+            freeReplyObject(cmd(c, "SADD set:%d m%d", i % 40, i));
+            freeReplyObject(cmd(c, "SADD iset:%d %d", i % 30, i));
+            freeReplyObject(cmd(c, "HSET hash:%d f%d v%d", i % 45, i, i));
+            freeReplyObject(cmd(c, "ZADD zset:%d %d.5 m%d", i % 35, i, i));
+            if (i % 10 == 0) freeReplyObject(cmd(c, "PEXPIRE str:%d 100000000", i));
+        }
+        OK(c, "SET long %0500d", 7);
+        freeReplyObject(cmd(c, "XADD stream * f 1 g 2"));
+        freeReplyObject(cmd(c, "XADD stream * f 3"));
+        OK(c, "XGROUP CREATE stream grp 0");
+        freeReplyObject(cmd(c, "XREADGROUP GROUP grp alice COUNT 1 STREAMS stream >"));
+    }
+    freeReplyObject(cmd(c, "SELECT 0"));
+}
+
+static void expect_status_field(redisContext *c, const char *name, const char *want) {
+    redisReply *r = cmd(c, "INFO persistence");
+    char *v = info_field(r->str, name);
+    assert_non_null(v);
+    assert_string_equal(v, want);
+    free(v);
+    freeReplyObject(r);
+}
+
+static void wait_bgsave_done(redisContext *c) {
+    for (int i = 0; i < 2000; i++) {
+        if (info_ll(c, "persistence", "rdb_bgsave_in_progress") == 0) return;
+        h_sleep_ms(10);
+    }
+    h_fail("BGSAVE did not finish");
+}
+
+/* Save with `how` (SAVE or BGSAVE), restart from the file, same dataset. */
+static void save_and_restart(const char *how) {
+    dir_clear();
+    struct server a, b;
+    start_in_dir(&a, "");
+    redisContext *c = h_connect(&a);
+    populate(c, 400);
+    char *before = dataset_text(c);
+    redisReply *r = cmd(c, how);
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    if (!strcmp(how, "BGSAVE")) wait_bgsave_done(c);
+    long long keys = info_ll(c, "keyspace", "db0");
+    (void)keys;
+    redisFree(c);
+    assert_int_equal(server_stop(&a), 0);
+
+    start_in_dir(&b, "");
+    c = h_connect(&b);
+    char *after = dataset_text(c);
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+    redisFree(c);
+    assert_int_equal(server_stop(&b), 0);
+}
+
+static void test_save_restart(void **state) {
+    (void)state;
+    save_and_restart("SAVE");
+}
+
+static void test_bgsave_restart(void **state) {
+    (void)state;
+    save_and_restart("BGSAVE");
+}
+
+/* BGSAVE, then overwrite, delete and add keys at once, on this connection
+ * (its replies are in order: every write below comes after the moment)
+ * and with MSETs across shards: the file holds the keys as they were. */
+static void test_bgsave_moment(void **state) {
+    (void)state;
+    dir_clear();
+    struct server a, b;
+    start_in_dir(&a, "");
+    redisContext *c = h_connect(&a);
+    enum { N = 60000 };
+    for (int i = 0; i < N; i += 1000) {
+        for (int j = i; j < i + 1000; j++) redisAppendCommand(c, "SET k:%d old-%d", j, j);
+        for (int j = i; j < i + 1000; j++) {
+            redisReply *r;
+            assert_int_equal(redisGetReply(c, (void **)&r), REDIS_OK);
+            freeReplyObject(r);
+        }
+    }
+    freeReplyObject(cmd(c, "RPUSH biglist %s", "first"));
+    redisAppendCommand(c, "BGSAVE");
+    for (int j = 0; j < N; j++) {
+        if (j % 7 == 0) redisAppendCommand(c, "DEL k:%d", j);
+        else if (j % 5 == 0) redisAppendCommand(c, "MSET k:%d new k:%d new new:%d x", j, (j + 1) % N, j);
+        else redisAppendCommand(c, "SET k:%d new-%d", j, j);
+        if (j % 1000 == 0) redisAppendCommand(c, "RPUSH biglist %d", j);
+    }
+    redisReply *r;
+    assert_int_equal(redisGetReply(c, (void **)&r), REDIS_OK);
+    expect_status(r, "Background saving started");
+    for (int j = 0; j < N + N / 1000; j++) {
+        assert_int_equal(redisGetReply(c, (void **)&r), REDIS_OK);
+        assert_int_not_equal(r->type, REDIS_REPLY_ERROR);
+        freeReplyObject(r);
+    }
+    wait_bgsave_done(c);
+    expect_status_field(c, "rdb_last_bgsave_status", "ok");
+    redisFree(c);
+    assert_int_equal(server_stop(&a), 0);
+
+    start_in_dir(&b, "");
+    c = h_connect(&b);
+    INT(c, N + 1, "DBSIZE");
+    for (int j = 0; j < N; j += 1) redisAppendCommand(c, "GET k:%d", j);
+    for (int j = 0; j < N; j++) {
+        assert_int_equal(redisGetReply(c, (void **)&r), REDIS_OK);
+        char want[32];
+        snprintf(want, sizeof want, "old-%d", j);
+        expect_bulk(r, want);
+    }
+    expect_bulks(cmd(c, "LRANGE biglist 0 -1"), 1, "first");
+    INT(c, 0, "EXISTS new:5");
+    redisFree(c);
+    assert_int_equal(server_stop(&b), 0);
+}
+
+/* A server in g_dir: redis-server (Debian's) or ringkv. */
+static void start_kind(struct server *s, bool redis) {
+    if (!redis) {
+        start_in_dir(s, "");
+        return;
+    }
+    setenv("RINGKV_TEST_REDIS", "1", 1);   /* the harness's switch to redis-server */
+    const char *extra[] = { "--dir", g_dir, NULL };
+    int rc = server_start(s, extra);
+    unsetenv("RINGKV_TEST_REDIS");
+    assert_int_equal(rc, 0);
+}
+
+/* A file saved by one server loads into the other. */
+static void exchange(bool from_redis) {
+    dir_clear();
+    struct server a, b;
+    start_kind(&a, from_redis);
+    redisContext *c = h_connect(&a);
+    populate(c, 300);
+    char *before = dataset_text(c);
+    OK(c, "SAVE");
+    redisFree(c);
+    assert_int_equal(server_stop(&a), 0);
+
+    start_kind(&b, !from_redis);
+    c = h_connect(&b);
+    char *after = dataset_text(c);
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+    redisFree(c);
+    assert_int_equal(server_stop(&b), 0);
+}
+
+static bool have_redis_server(void) {
+    return system("command -v redis-server >/dev/null 2>&1") == 0;
+}
+
+static void test_from_redis(void **state) {
+    (void)state;
+    if (h_redis_mode() || !have_redis_server()) skip();
+    exchange(true);
+}
+
+static void test_to_redis(void **state) {
+    (void)state;
+    if (h_redis_mode() || !have_redis_server()) skip();
+    exchange(false);
+}
+
+/* DEBUG RELOAD saves and loads back, FUNCTION libraries included. */
+static void test_debug_reload(void **state) {
+    (void)state;
+    dir_clear();
+    struct server a;
+    start_in_dir(&a, "");
+    redisContext *c = h_connect(&a);
+    populate(c, 100);
+    BULK(c, "lib", "FUNCTION LOAD %s", "#!lua name=lib\nredis.register_function('f', function() return 1 end)");
+    char *before = dataset_text(c);
+    OK(c, "DEBUG RELOAD");
+    char *after = dataset_text(c);
+    assert_string_equal(before, after);
+    INT(c, 1, "FCALL f 0");
+    free(before);
+    free(after);
+    redisFree(c);
+    assert_int_equal(server_stop(&a), 0);
+}
+
+/* rdb_changes_since_last_save as Redis counts it: a save sets it to 0,
+ * and so does FLUSHALL when save points make it save. */
+static void test_dirty_and_flushall(void **state) {
+    (void)state;
+    dir_clear();
+    struct server a;
+    start_in_dir(&a, "");
+    redisContext *c = h_connect(&a);
+    OK(c, "SET a 1");
+    OK(c, "SET b 2");
+    INT(c, 2, "DEL a b");
+    assert_int_equal(info_ll(c, "persistence", "rdb_changes_since_last_save"), 4);
+    OK(c, "SAVE");
+    assert_int_equal(info_ll(c, "persistence", "rdb_changes_since_last_save"), 0);
+    OK(c, "SET a 1");
+    OK(c, "FLUSHALL");
+    assert_true(info_ll(c, "persistence", "rdb_changes_since_last_save") > 0);
+    OK(c, "CONFIG SET save %s", "3600 1");
+    OK(c, "SET a 1");
+    OK(c, "FLUSHALL");
+    assert_int_equal(info_ll(c, "persistence", "rdb_changes_since_last_save"), 0);
+    redisReply *r = cmd(c, "LASTSAVE");
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    assert_true(r->integer > 1700000000);
+    freeReplyObject(r);
+    ERR(c, "ERR syntax error", "BGSAVE now");
+    redisFree(c);
+    assert_int_equal(server_stop(&a), 0);
+}
+
+/* With save points and stop-writes-on-bgsave-error, a failed BGSAVE turns
+ * writes away until one succeeds. */
+static void test_misconf(void **state) {
+    (void)state;
+    if (h_redis_mode()) skip();   /* Redis's child fails later: its reply is "started" */
+    dir_clear();
+    struct server a;
+    start_in_dir(&a, "3600 1");
+    redisContext *c = h_connect(&a);
+    char gone[160];
+    snprintf(gone, sizeof gone, "%s/gone", g_dir);
+    mkdir(gone, 0755);
+    OK(c, "CONFIG SET dir %s", gone);
+    rmdir(gone);
+    expect_error_prefix(cmd(c, "BGSAVE"), "ERR Failed opening the temp RDB file");
+    expect_status_field(c, "rdb_last_bgsave_status", "err");
+    expect_error_prefix(cmd(c, "SET k v"), "MISCONF ");
+    expect_error_prefix(cmd(c, "PING"), "MISCONF ");
+    NIL(c, "GET k");   /* reads still run */
+    OK(c, "CONFIG SET dir %s", g_dir);
+    STATUS(c, "Background saving started", "BGSAVE");
+    wait_bgsave_done(c);
+    OK(c, "SET k v");
+    redisFree(c);
+    assert_int_equal(server_stop(&a), 0);
+}
+
+/* A corrupt dump.rdb stops the start with a message, exit status 1. */
+static void test_corrupt_file_refused(void **state) {
+    (void)state;
+    if (h_redis_mode()) skip();
+    dir_clear();
+    char path[256];
+    snprintf(path, sizeof path, "%s/dump.rdb", g_dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("REDIS0010\xfe\x00garbage", f);
+    fclose(f);
+    char log[160], command[640];
+    snprintf(log, sizeof log, "%s/start.log", g_dir);
+    snprintf(command, sizeof command, "timeout 10 %s --port 0 --dir %s --save '' >%s 2>&1",
+             getenv("RINGKV_BIN") ? getenv("RINGKV_BIN") : "./ringkv", g_dir, log);
+    int st = system(command);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 1);
+    f = fopen(log, "r");
+    assert_non_null(f);
+    char text[2048] = { 0 };
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    assert_non_null(strstr(text, "Fatal error loading the DB"));
+    unlink(log);
+}
+
+int main(void) {
+    snprintf(g_dir, sizeof g_dir, "/tmp/ringkv-persist-%d", (int)getpid());
+    mkdir(g_dir, 0755);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_save_restart),
+        cmocka_unit_test(test_bgsave_restart),
+        cmocka_unit_test(test_bgsave_moment),
+        cmocka_unit_test(test_from_redis),
+        cmocka_unit_test(test_to_redis),
+        cmocka_unit_test(test_debug_reload),
+        cmocka_unit_test(test_dirty_and_flushall),
+        cmocka_unit_test(test_misconf),
+        cmocka_unit_test(test_corrupt_file_refused),
+    };
+    int rc = cmocka_run_group_tests_name("persist", tests, NULL, NULL);
+    dir_clear();
+    rmdir(g_dir);
+    return rc + h_failures();
+}
