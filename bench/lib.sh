@@ -28,7 +28,7 @@ check_affinity() {
 cmdline_for() {
     case "$1" in
         redis) echo "taskset -c $SERVER_CPU $REDIS --port PORT --bind 127.0.0.1 --save \"\" --appendonly no" ;;
-        ringkv-t*) echo "taskset -c $SERVER_CPU $RINGKV --port PORT --bind 127.0.0.1 --threads ${1#ringkv-t}" ;;
+        ringkv-t*) echo "taskset -c $SERVER_CPU $RINGKV --port PORT --bind 127.0.0.1 --threads ${1#ringkv-t} --save \"\"" ;;
         *) die "unknown server kind $1" ;;
     esac
 }
@@ -53,7 +53,7 @@ start_server() {
     case "$kind" in
         redis) taskset -c "$SERVER_CPU" "$REDIS" --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
                    >"$WORK/$kind.log" 2>&1 & ;;
-        ringkv-t*) taskset -c "$SERVER_CPU" "$RINGKV" --port "$PORT" --bind 127.0.0.1 --threads "${kind#ringkv-t}" \
+        ringkv-t*) taskset -c "$SERVER_CPU" "$RINGKV" --port "$PORT" --bind 127.0.0.1 --threads "${kind#ringkv-t}" --save "" \
                    >"$WORK/$kind.log" 2>&1 & ;;
     esac
     SERVER_PID=$!

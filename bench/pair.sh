@@ -42,7 +42,7 @@ run_one() {
     local bin=$1 args=$2 t0 t1
     PORT=$(free_port)
     # shellcheck disable=SC2086
-    taskset -c "$SERVER_CPU" "$bin" --port "$PORT" --bind 127.0.0.1 $args >"$LOG" 2>&1 &
+    taskset -c "$SERVER_CPU" "$bin" --port "$PORT" --bind 127.0.0.1 --save "" $args >"$LOG" 2>&1 &
     SERVER_PID=$!
     wait_ready "$bin $args" "$LOG"
     t0=$(cpu_ticks "$SERVER_PID")

@@ -40,7 +40,7 @@ start() {   # start KIND
     case "$1" in
         redis) taskset -c "$SERVER_CPU" "$REDIS" --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
                    >"$WORK/server.log" 2>&1 & ;;
-        ringkv-t*) taskset -c "$SERVER_CPU" "$RINGKV" --port "$PORT" --bind 127.0.0.1 --threads "${1#ringkv-t}" \
+        ringkv-t*) taskset -c "$SERVER_CPU" "$RINGKV" --port "$PORT" --bind 127.0.0.1 --threads "${1#ringkv-t}" --save "" \
                    >"$WORK/server.log" 2>&1 & ;;
     esac
     SERVER_PID=$!

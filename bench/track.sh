@@ -24,7 +24,7 @@ run() {   # KIND -> "us_per_req req_per_s"
     if [ "$kind" = redis ]; then
         taskset -c "$SERVER_CPU" "$REDIS" --port "$p" --bind 127.0.0.1 --save "" --appendonly no >/dev/null 2>&1 &
     else
-        taskset -c "$SERVER_CPU" "$RINGKV" --port "$p" --bind 127.0.0.1 --threads "$THREADS" >/dev/null 2>&1 &
+        taskset -c "$SERVER_CPU" "$RINGKV" --port "$p" --bind 127.0.0.1 --threads "$THREADS" --save "" >/dev/null 2>&1 &
     fi
     PID=$!
     for _ in $(seq 100); do redis-cli -p "$p" ping 2>/dev/null | grep -q PONG && break; sleep 0.05; done

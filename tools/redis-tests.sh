@@ -25,7 +25,7 @@ LOGDIR=${REDIS_TESTS_LOGDIR:-$ROOT/build/redis-tests-logs}
 UNIT_TIMEOUT=${REDIS_TESTS_UNIT_TIMEOUT:-900}
 
 # Tags of features ringkv does not build yet; each later issue removes its own.
-DENY_TAGS="-slow -needs:debug -needs:repl -needs:save -needs:pfdebug \
+DENY_TAGS="-slow -needs:debug -needs:repl -needs:pfdebug \
 -needs:config-maxmemory -needs:latency -needs:local-process"
 
 SUDO=""
@@ -125,7 +125,8 @@ for unit in "${units[@]}"; do
     log=$LOGDIR/${unit//\//_}
     for _ in 1 2 3; do   # another process may take the port first: try another
         port=$(free_port)
-        eval "exec $RINGKV_SERVER --port $port --bind 127.0.0.1" >"$log.server" 2>&1 &
+        rm -rf "$log.dir" && mkdir -p "$log.dir"   # dump.rdb and temp files of this unit only
+        eval "exec $RINGKV_SERVER --port $port --bind 127.0.0.1 --dir '$log.dir'" >"$log.server" 2>&1 &
         spid=$!
         for _ in $(seq 100); do
             redis-cli -p "$port" ping >/dev/null 2>&1 && break 2

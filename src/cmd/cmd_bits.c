@@ -130,14 +130,16 @@ static struct kv_entry *new_string_of_len(struct slice key, size_t len) {
  * Redis's lookupStringForBitCommand(): the string at key, created if absent,
  * padded with zero bytes so that bit maxbit exists, for editing in place.
  * NULL after WRONGTYPE, or when the string would outgrow an entry. *grew:
- * it was created or lengthened (a change whatever the bits written).
+ * it was created or lengthened (a change whatever the bits written);
+ * *created: created, which db_insert counted as the command's change.
  */
-static struct kv_entry *string_for_bits(struct cmd_ctx *c, struct slice key, uint64_t maxbit, bool *grew) {
+static struct kv_entry *string_for_bits(struct cmd_ctx *c, struct slice key, uint64_t maxbit, bool *grew,
+                                        bool *created) {
     uint64_t need = (maxbit >> 3) + 1;
     bool wrong;
     struct kv_entry **slot = lookup_typed_or_reply(c, key, OBJ_STRING, LOOKUP_NONE, &wrong);
 
-    *grew = false;
+    *grew = *created = false;
     if (wrong)
         return NULL;
     if (need > UINT32_MAX) {   /* only with proto-max-bulk-len above 4 GB */
@@ -148,7 +150,7 @@ static struct kv_entry *string_for_bits(struct cmd_ctx *c, struct slice key, uin
         struct kv_entry *e = new_string_of_len(key, need);
         memset(entry_val(e), 0, need);
         db_insert(c, e);
-        *grew = true;
+        *grew = *created = true;
         /* Found again: joining a table may move an entry to its shard's arena. */
         return db_lookup(c, key, LOOKUP_NONE);
     }
@@ -239,17 +241,18 @@ static void cmd_setbit(struct cmd_ctx *c) {
         reply_error(&c->r, ERR_BIT_VALUE);
         return;
     }
-    bool grew;
-    struct kv_entry *e = string_for_bits(c, c->argv[1], offset, &grew);
+    bool grew, created;
+    struct kv_entry *e = string_for_bits(c, c->argv[1], offset, &grew, &created);
     if (!e)
         return;
     unsigned char *byte = (unsigned char *)entry_val(e) + (offset >> 3);
     unsigned shift = 7 - (unsigned)(offset & 7);
     int old = (*byte >> shift) & 1;
     *byte = (unsigned char)((*byte & ~(1u << shift)) | ((unsigned)on << shift));
-    /* as Redis: a change only if the string grew or the bit flipped */
+    /* as Redis: a change only if the string grew or the bit flipped, and
+     * one change (db_insert counted a new key's) */
     if (grew || old != on) {
-        db_changed(c, c->argv[1], false);
+        if (!created) db_changed(c, c->argv[1], false);
         notify(c, NOTIFY_STRING, "setbit", c->argv[1]);
     }
     reply_int(&c->r, old);
@@ -663,7 +666,7 @@ static void bitfield_generic(struct cmd_ctx *c, bool readonly_cmd) {
     struct bf_op *ops = rk_malloc(sizeof *ops * (size_t)((c->argc - 2) / 3 + 1));
     struct kv_entry *e = NULL;
     uint64_t maxbit;
-    bool writes, wrong, grew = false, changed = false;
+    bool writes, wrong, grew = false, created = false, changed = false;
     int n;
 
     if (!bf_parse(c, ops, &n, &writes, &maxbit))
@@ -676,7 +679,7 @@ static void bitfield_generic(struct cmd_ctx *c, bool readonly_cmd) {
     } else if (readonly_cmd) {
         reply_error(&c->r, ERR_BITFIELD_RO);
         goto done;
-    } else if (!(e = string_for_bits(c, c->argv[1], maxbit, &grew))) {
+    } else if (!(e = string_for_bits(c, c->argv[1], maxbit, &grew, &created))) {
         goto done;
     }
     reply_array(&c->r, (size_t)n);
@@ -687,7 +690,7 @@ static void bitfield_generic(struct cmd_ctx *c, bool readonly_cmd) {
             changed |= bf_write(c, e, &ops[i], grew);
     }
     if (changed) {
-        db_changed(c, c->argv[1], false);
+        if (!created) db_changed(c, c->argv[1], false);
         notify(c, NOTIFY_STRING, "setbit", c->argv[1]);
     }
 done:
