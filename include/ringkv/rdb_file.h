@@ -65,6 +65,8 @@ struct rdb_load_ops {
     bool (*key)(void *ud, unsigned db, struct slice key, struct rdb_value *v, long long expire_at_ms,
                 struct rbuf *err);
     bool (*function)(void *ud, struct slice code, struct rbuf *err);   /* NULL: skipped */
+    /* RESIZEDB: database db will hold about keys keys (NULL: ignored). */
+    void (*resize)(void *ud, unsigned db, uint64_t keys);
 };
 
 /* Load the image of a whole RDB file. false with Redis's kind of message

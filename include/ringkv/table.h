@@ -40,6 +40,10 @@ struct kv_table {
 uint64_t table_hash(const char *key, size_t len);
 
 void table_init(struct kv_table *t);
+/* Size an empty table for n entries at once (a load's RESIZEDB): keys that
+ * arrive in hash order, as a saved table's do, then spread over the whole
+ * array instead of crowding the start of a small one that keeps growing. */
+void table_reserve(struct kv_table *t, size_t n);
 /* Free the table's arrays; calls free_entry on every entry if not NULL. */
 void table_destroy(struct kv_table *t, void (*free_entry)(struct kv_entry *));
 

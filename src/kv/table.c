@@ -290,6 +290,16 @@ void table_init(struct kv_table *t) {
     memset(t, 0, sizeof *t);
 }
 
+void table_reserve(struct kv_table *t, size_t n) {
+    if (t->cur.used || t->old.ngroups) return;
+    size_t g = t->cur.ngroups ? t->cur.ngroups : 1;
+    while (g * GROUP / 4 * 3 < n) g = grown(g);
+    if (g > t->cur.ngroups) {
+        part_free(&t->cur);
+        part_alloc(&t->cur, g);
+    }
+}
+
 static void part_destroy(struct kv_table_part *p, void (*free_entry)(struct kv_entry *)) {
     if (free_entry && p->used) {
         for (size_t g = 0; g < p->ngroups; g++)

@@ -144,7 +144,7 @@ static bool load_one(struct load_state *st, const struct rdb_load_ops *ops, bool
     switch (type) {
     case RDB_OPCODE_EXPIRETIME:
         if (st->end - st->p < 4) return fail(err, TRUNCATED);
-        st->expire_at = (long long)rdb_load_le((const unsigned char *)st->p, 4) * 1000;
+        st->expire_at = (long long)(int32_t)rdb_load_le((const unsigned char *)st->p, 4) * 1000;   /* signed, as Redis */
         st->p += 4;
         return true;
     case RDB_OPCODE_EXPIRETIME_MS:
@@ -168,8 +168,10 @@ static bool load_one(struct load_state *st, const struct rdb_load_ops *ops, bool
         st->db = (unsigned)a;
         return true;
     case RDB_OPCODE_RESIZEDB:
-        return (rdb_get_len(&st->p, st->end, &a, NULL) && rdb_get_len(&st->p, st->end, &b, NULL)) ||
-               fail(err, TRUNCATED);
+        if (!rdb_get_len(&st->p, st->end, &a, NULL) || !rdb_get_len(&st->p, st->end, &b, NULL))
+            return fail(err, TRUNCATED);
+        if (ops->resize) ops->resize(ops->ud, st->db, a);
+        return true;
     case RDB_OPCODE_AUX:
         return load_aux(st, err);
     case RDB_OPCODE_MODULE_AUX:

@@ -48,6 +48,13 @@ static bool load_key(void *ud, unsigned dbi, struct slice key, struct rdb_value 
     return false;
 }
 
+/* Each shard's table for its share of the keys (slots spread them evenly). */
+static void load_resize(void *ud, unsigned dbi, uint64_t keys) {
+    struct load_sink *ls = ud;
+    if (dbi >= ls->shards[0]->ndb) return;
+    for (unsigned i = 0; i < ls->n; i++) table_reserve(&ls->shards[i]->dbs[dbi].table, keys / ls->n + keys / ls->n / 16);
+}
+
 static bool load_function(void *ud, struct slice code, struct rbuf *err) {
     struct load_sink *ls = ud;
     return ls->functions->add(ls->functions->ud, code, err);
@@ -73,7 +80,7 @@ int rdb_load_file(struct shard **shards, unsigned n, const char *path, bool merg
     }
     close(fd);
     struct load_sink ls = { shards, n, merge, 0, functions };
-    struct rdb_load_ops ops = { &ls, load_key, functions ? load_function : NULL };
+    struct rdb_load_ops ops = { &ls, load_key, functions ? load_function : NULL, load_resize };
     bool ok = rdb_load(map ? map : "", map ? (size_t)st.st_size : 0, shards[0]->ndb, now_ms, &ops, err);
     if (map) munmap(map, (size_t)st.st_size);
     *keys = ls.keys;

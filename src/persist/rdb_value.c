@@ -837,7 +837,10 @@ bool rdb_get_object(const char **p, const char *end, unsigned char t, struct rdb
     const char *at = *p;
     memset(out, 0, sizeof *out);
     if (t == RDB_TYPE_STRING) {
-        if (!rdb_get_string(&at, end, &out->str)) return false;
+        if (!rdb_get_string(&at, end, &out->str)) {
+            rbuf_free(&out->str);   /* a string that failed to inflate may have grown it */
+            return false;
+        }
         out->type = OBJ_STRING;
         *p = at;
         return true;

@@ -462,9 +462,21 @@ int snapshot_begin(struct shard **shards, unsigned n, const struct rbuf *header,
     snap->checksum = CONFIG_GET(rdbchecksum);
     snap->compress = CONFIG_GET(rdbcompression);
     rbuf_append(&snap->header, header->buf, header->len);
+    /* The sizes of the moment, for the loader's tables: the chunks that
+     * follow name their databases again. */
+    for (unsigned d = 0; d < shards[0]->ndb; d++) {
+        size_t keys = 0, expires = 0;
+        for (unsigned i = 0; i < n; i++) {
+            keys += table_size(&shards[i]->dbs[d].table);
+            expires += shards[i]->dbs[d].expires;
+        }
+        if (!keys) continue;
+        rdb_put_selectdb(&snap->header, d);
+        rdb_put_resizedb(&snap->header, keys, expires);
+    }
     snap->start_ms = now_ms;
     snap->dirty = persist_total_dirty(shards, n);
-    atomic_store(&snap->end, header->len);
+    atomic_store(&snap->end, snap->header.len);
     atomic_store(&snap->parts_left, n);
     atomic_store(&snap->refs, n);
     snap->nparts = n;

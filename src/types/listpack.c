@@ -383,7 +383,7 @@ size_t lp_find(const struct listpack *lp, size_t pos, struct slice s, unsigned s
             if (!want_int) {
                 struct lp_value v;
                 decode(p, &v);
-                if (v.str.len == s.len && memcmp(v.str.ptr, s.ptr, s.len) == 0) return pos;
+                if (v.str.len == s.len && (s.len == 0 || memcmp(v.str.ptr, s.ptr, s.len) == 0)) return pos;
             }
         } else if (want_int) {
             struct lp_value v;

@@ -181,7 +181,7 @@ void stream_free(struct stream *s) {
 
 static struct slice dup_slice(struct slice s) {
     char *p = rk_malloc(s.len ? s.len : 1);
-    memcpy(p, s.ptr, s.len);
+    if (s.len) memcpy(p, s.ptr, s.len);   /* an empty name may have no bytes at all */
     return (struct slice){ p, s.len };
 }
 
