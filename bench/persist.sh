@@ -3,18 +3,20 @@
 # (issue 13). For each server kind in turn (fresh, pinned to SERVER_CPU,
 # `save ""`, its own directory):
 #
-#   dataset   DEBUG POPULATE KEYS (string keys key:N = value:N); PSS of the
-#             server (its children too: Redis's fork) with the dataset
+#   dataset   KEYS string keys key:<12 digits> = xxx, redis-benchmark's own
+#             (through redis-cli --pipe), so its SETs below overwrite them
+#             and the dataset keeps its size; PSS of the server (its
+#             children too: Redis's fork) with the dataset
 #   bgsave    redis-benchmark SET -r KEYS -P P -c CLIENTS from CLIENT_CPU,
 #             BGSAVE once it runs, until the save is done: the peak PSS
 #             above the dataset (sampled every 20 ms: Redis's child's
 #             copy-on-write pages count, shared ones once), the save's
 #             duration, and the longest round trip of a probe client that
-#             sends one PING at a time meanwhile (bench/rtt_probe.py)
+#             sends one PING at a time meanwhile (bench/rtt_probe.py), next
+#             to the same probe's longest under the same load without a save
 #   load      SAVE, restart from the file: the load time each server logs
 #
 #   bench/persist.sh [RINGKV_BINARY]
-# (redis-benchmark's keys, key:<12 digits>, add to the dataset as it runs.)
 # Knobs: KEYS (5000000), ROUNDS (1), CLIENTS (50), P (16), THREADS (1),
 # SERVER_CPU (0), CLIENT_CPU (1), OUT (bench/RESULTS_PERSIST.md).
 set -euo pipefail
@@ -69,7 +71,8 @@ run_kind() {
     local kind=$1 dir=$WORK/$kind.$2
     mkdir -p "$dir"
     start "$kind" "$dir"
-    "$CLI" -p "$PORT" debug populate "$KEYS" >/dev/null
+    awk -v n="$KEYS" 'BEGIN { for (i = 0; i < n; i++) printf "SET key:%012d xxx\r\n", i }' |
+        "$CLI" -p "$PORT" --pipe >/dev/null
     sleep 1
     local base peak t0 t1 now
     base=$(pss_kb)
@@ -77,8 +80,14 @@ run_kind() {
         >/dev/null 2>&1 &
     HELPER_PID=$!
     sleep 1
-    taskset -c "$CLIENT_CPU" python3 "$ROOT/bench/rtt_probe.py" "$PORT" >"$dir/probe" &
+    # the probe without a save first, for as long as the save took last time
+    taskset -c "$CLIENT_CPU" python3 "$ROOT/bench/rtt_probe.py" "$PORT" >"$dir/probe0" &
     local probe=$!
+    sleep "${LAST_SAVE_S:-3}"
+    kill "$probe" 2>/dev/null || true
+    wait "$probe" 2>/dev/null || true
+    taskset -c "$CLIENT_CPU" python3 "$ROOT/bench/rtt_probe.py" "$PORT" >"$dir/probe" &
+    probe=$!
     sleep 0.5
     t0=$(date +%s%N)
     "$CLI" -p "$PORT" bgsave >/dev/null
@@ -96,8 +105,9 @@ run_kind() {
     wait "$HELPER_PID" 2>/dev/null || true
     HELPER_PID=
     [ "$(info rdb_last_bgsave_status)" = ok ] || die "$kind: BGSAVE failed"
-    local max_rtt
+    local max_rtt base_rtt
     max_rtt=$(cat "$dir/probe")
+    base_rtt=$(cat "$dir/probe0")
     local saved
     saved=$("$CLI" -p "$PORT" dbsize)
     "$CLI" -p "$PORT" save >/dev/null
@@ -108,7 +118,7 @@ run_kind() {
                "$dir/server.log" | grep -o '[0-9.]* seconds' | awk '{ print $1 }')
     [ "$("$CLI" -p "$PORT" dbsize)" = "$saved" ] || die "$kind: the reload lost keys"
     stop_server
-    echo "$kind $((base / 1024)) $(( (peak - base) / 1024 )) $(( (t1 - t0) / 1000000 )) $max_rtt $load"
+    echo "$kind $((base / 1024)) $(( (peak - base) / 1024 )) $(( (t1 - t0) / 1000000 )) $max_rtt $load $base_rtt"
     rm -rf "$dir"
 }
 
@@ -131,12 +141,12 @@ cat "$results" >&2
     echo "\`$REDIS --save \"\" --appendonly no\`, \`$RINGKV --threads $THREADS --save \"\"\`."
     echo "PSS counts Redis's fork child, its shared pages once. Medians of $ROUNDS round(s)."
     echo
-    echo "| server | dataset PSS MB | peak PSS above it during BGSAVE, MB | BGSAVE s | longest PING round trip during it, ms | load of the file, s |"
-    echo "|---|---|---|---|---|---|"
+    echo "| server | dataset PSS MB | peak PSS above it during BGSAVE, MB | BGSAVE s | longest PING round trip during it, ms | same load, no save, ms | load of the file, s |"
+    echo "|---|---|---|---|---|---|---|"
     for kind in redis ringkv; do
         awk -v k="$kind" '$1 == k' "$results" | sort -k3 -n | awk -v n="$ROUNDS" '
             { row[NR] = $0 } END { split(row[int((n + 1) / 2)], f, " ");
-              printf "| %s | %d | %d (%.1f%%) | %.2f | %.1f | %.2f |\n", f[1], f[2], f[3], 100 * f[3] / f[2], f[4] / 1000, f[5], f[6] }'
+              printf "| %s | %d | %d (%.1f%%) | %.2f | %.1f | %.1f | %.2f |\n", f[1], f[2], f[3], 100 * f[3] / f[2], f[4] / 1000, f[5], f[7], f[6] }'
     done
 } >"$OUT"
 cat "$OUT"

@@ -34,15 +34,20 @@ static void save_header(struct rbuf *b, long long now_ms) {
     script_function_foreach(put_function, b);
 }
 
-static bool save_now(struct cmd_ctx *c, struct rbuf *err) {
+/* SAVE's work, every shard the caller's; logged as Redis logs it. */
+static bool save_shards(struct shard **shards, unsigned n, long long now_ms, struct rbuf *err) {
     struct rbuf header = { 0 };
-    save_header(&header, c->now_ms);
-    int rc = rdb_save_now(c->shards, c->nshards, &header, c->now_ms, err);
+    save_header(&header, now_ms);
+    int rc = rdb_save_now(shards, n, &header, now_ms, err);
     rbuf_free(&header);
     if (rc != 0) printf("ringkv: failed saving the DB: %.*s\n", (int)err->len, err->buf);
     else printf("ringkv: DB saved on disk\n");
     fflush(stdout);
     return rc == 0;
+}
+
+static bool save_now(struct cmd_ctx *c, struct rbuf *err) {
+    return save_shards(c->shards, c->nshards, c->now_ms, err);
 }
 
 /* SAVE */
@@ -84,17 +89,10 @@ void cmd_bgsave(struct cmd_ctx *c) {
 void cmd_lastsave(struct cmd_ctx *c) { reply_int(&c->r, atomic_load(&rk_persist.lastsave)); }
 
 int persist_save_at_exit(struct shard **shards, unsigned n) {
-    struct rbuf header = { 0 }, err = { 0 };
-    long long now_ms = (long long)mstime_now();
-    rdb_put_header(&header, now_ms, memory_rss_bytes());
-    script_function_foreach(put_function, &header);
-    int rc = rdb_save_now(shards, n, &header, now_ms, &err);
-    if (rc != 0) printf("ringkv: error trying to save the DB: %.*s\n", (int)err.len, err.buf);
-    else printf("ringkv: DB saved on disk\n");
-    fflush(stdout);
-    rbuf_free(&header);
+    struct rbuf err = { 0 };
+    bool ok = save_shards(shards, n, (long long)mstime_now(), &err);
     rbuf_free(&err);
-    return rc;
+    return ok ? 0 : -1;
 }
 
 bool persist_shutdown_save(struct cmd_ctx *c) {

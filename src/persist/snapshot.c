@@ -322,7 +322,7 @@ static uint64_t file_crc(struct snapshot *snap) {
     struct crc_rec *all = rk_malloc((n ? n : 1) * sizeof *all);
     n = 0;
     for (unsigned i = 0; i < snap->nparts; i++) {
-        memcpy(all + n, snap->parts[i].recs, snap->parts[i].nrecs * sizeof *all);
+        if (snap->parts[i].nrecs) memcpy(all + n, snap->parts[i].recs, snap->parts[i].nrecs * sizeof *all);
         n += snap->parts[i].nrecs;
     }
     qsort(all, n, sizeof *all, cmp_rec);

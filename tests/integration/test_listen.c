@@ -32,7 +32,7 @@ static pid_t spawn_on(int port, int threads, const char *log)
     snprintf(p, sizeof p, "%d", port);
     snprintf(t, sizeof t, "%d", threads);
     const char *bin = getenv("RINGKV_BIN") ? getenv("RINGKV_BIN") : "build/ringkv";
-    const char *ringkv[] = { bin, "--port", p, "--bind", "127.0.0.1", "--threads", t, NULL };
+    const char *ringkv[] = { bin, "--port", p, "--bind", "127.0.0.1", "--threads", t, "--save", "", NULL };
     const char *redis[] = { "redis-server", "--port", p, "--bind", "127.0.0.1", "--save", "",
                             "--appendonly", "no", NULL };
     const char *const *argv = h_redis_mode() ? redis : ringkv;
