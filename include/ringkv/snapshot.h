@@ -86,7 +86,7 @@ void snapshot_abort(struct shard **shards, unsigned n);
  * transaction holds s: save some entries and take the file_ops to submit
  * (*ops, in order). Returns true while it has more to save now (the loop
  * should not sleep). */
-bool snapshot_step(struct shard *s, long long now_ms, struct file_op **ops);
+bool snapshot_step(struct shard *s, struct file_op **ops);
 
 /* Bytes of a chunk: big enough that writes are few, small enough that a
  * step stays short and chunks in flight stay a small bound on memory. */

@@ -42,7 +42,7 @@ void persist_on_cqe(uint64_t ud, int res) {
 bool persist_iteration(struct worker *w) {
     if (RK_LIKELY(!w->shard.snap) || shard_is_held(w)) return false;
     struct file_op *ops;
-    bool more = snapshot_step(&w->shard, w->now_ms, &ops);
+    bool more = snapshot_step(&w->shard, &ops);
     while (ops) {
         struct file_op *next = ops->next;
         submit_file_op(w, ops);

@@ -27,7 +27,6 @@
 #include "ringkv/config.h"
 #include "ringkv/crc64.h"
 #include "ringkv/db.h"
-#include "ringkv/rdb_codec.h"
 #include "ringkv/rdb_file.h"
 #include "ringkv/util.h"
 
@@ -125,12 +124,8 @@ int rdb_save_now(struct shard **shards, unsigned n, const struct rbuf *header, l
             while (cursor && !w.error);
         }
     }
-    rdb_put_trailer(&w.buf, 0, false);
-    w.buf.len -= 8;   /* the CRC covers the EOF byte: flush it, then append the CRC */
-    sync_flush(&w);
-    uint64_t crc = CONFIG_GET(rdbchecksum) ? w.crc : 0;
-    rdb_put_u64(&w.buf, crc);
-    w.crc = 0;
+    sync_flush(&w);   /* w.crc is now the CRC of everything before the trailer */
+    rdb_put_trailer(&w.buf, w.crc, CONFIG_GET(rdbchecksum));
     sync_flush(&w);
     rbuf_free(&w.buf);
     int rc = save_finish_file(fd, tmp, w.error, err);
@@ -404,8 +399,7 @@ static struct file_op *take_ops(struct snap_part *part) {
     return ops;
 }
 
-bool snapshot_step(struct shard *s, long long now_ms, struct file_op **ops) {
-    (void)now_ms;
+bool snapshot_step(struct shard *s, struct file_op **ops) {
     struct snap_part *part = s->snap;
     struct snapshot *snap = part->snap;
     *ops = NULL;
@@ -442,7 +436,7 @@ int snapshot_begin(struct shard **shards, unsigned n, const struct rbuf *header,
             return -1;
         }
         struct file_op *none;   /* the previous one is over: let go of it here */
-        snapshot_step(shards[i], now_ms, &none);
+        snapshot_step(shards[i], &none);
     }
     char cwd[PATH_MAX / 2], name[64];
     temp_name(name, sizeof name, "bg-");
