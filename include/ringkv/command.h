@@ -350,6 +350,11 @@ int persist_load(struct shard **shards, unsigned n, struct script_engine *e, boo
                  struct rbuf *err);
 /* Save now (SIGTERM, SIGINT with save points): 0 or -1. */
 int persist_save_at_exit(struct shard **shards, unsigned n);
+/* The AOF's files at startup (aof.h): 0, 1 when there are none, -1 with err. */
+int persist_load_aof(struct shard **shards, unsigned n, struct script_engine *e, struct rbuf *err);
+/* Run by worker 0's cron as a whole-keyspace transaction when appendonly
+ * changed or a rewrite is due. */
+extern const struct command aof_switch_command;
 
 /* What the connection commands (CLIENT, RESET) ask of the connection
  * layer. It fills these in at start, so the command layer never calls up

@@ -8,7 +8,7 @@ X(cmd_client_tracking) X(cmd_client_tracking_gather) X(cmd_client_caching) X(cmd
 X(cmd_command) X(cmd_memory) X(cmd_memory_gather) X(cmd_config) X(cmd_info) X(cmd_time)
 X(cmd_shutdown) X(cmd_debug) X(cmd_cluster)
 /* src/cmd/cmd_persist.c: persistence */
-X(cmd_save) X(cmd_bgsave) X(cmd_lastsave)
+X(cmd_save) X(cmd_bgsave) X(cmd_bgrewriteaof) X(cmd_lastsave)
 /* src/cmd/cmd_keys.c: generic keyspace */
 X(cmd_del) X(cmd_unlink) X(cmd_exists) X(cmd_touch) X(cmd_type) X(cmd_keys) X(cmd_scan) X(cmd_randomkey)
 X(cmd_rename) X(cmd_renamenx) X(cmd_copy) X(cmd_move) X(cmd_swapdb)

@@ -65,6 +65,10 @@ struct rk_config {
     /* persistence */
     char *dbfilename;
     long long rdbcompression, rdbchecksum, stop_writes_on_bgsave_error;
+    long long appendonly, no_appendfsync_on_rewrite, auto_aof_rewrite_percentage, auto_aof_rewrite_min_size;
+    long long aof_load_truncated, aof_use_rdb_preamble, aof_timestamp_enabled, aof_disable_auto_gc;
+    const char *appendfsync;        /* "always", "everysec" or "no" */
+    char *appendfilename, *appenddirname;
     /* the config file given at start (absolute path), or NULL */
     char *config_file;
 };

@@ -159,6 +159,9 @@ extern _Atomic long rk_waiter_keys;
 #define DB_EVENT_EXPIRED (1 << 8)
 #define DB_EVENT_NEW     (1 << 14)
 extern void (*db_event_hook)(struct cmd_ctx *c, int type, const char *event, struct slice key);
+/* Every deletion of an expired key, for the AOF (its DEL record); NULL
+ * in unit tests. */
+extern void (*db_expired_hook)(struct cmd_ctx *c, struct slice key);
 
 void shard_init(struct shard *s, unsigned id, unsigned ndb);
 void shard_destroy(struct shard *s);

@@ -65,6 +65,7 @@ enum client_wait {
 #define CF_RESUME_SCHEDULED (1u << 9) /* on w->resume_list */
 #define CF_TRACKING       (1u << 10)  /* CLIENT TRACKING on (io/tracking.c) */
 #define CF_CLOSE_ASAP     (1u << 11)  /* close at the end of the iteration, output dropped */
+#define CF_AOF_GATED      (1u << 12)  /* output waits for the AOF to be durable (appendfsync always) */
 #define CF_MONITOR        (1u << 24)  /* MONITOR: gets a line per command (io/monitor.c) */
 #define CF_NO_EVICT       (1u << 25)  /* CLIENT NO-EVICT ON */
 #define CF_NO_TOUCH       (1u << 26)  /* CLIENT NO-TOUCH ON */
@@ -84,6 +85,8 @@ struct client {
     uint8_t reply_skip;            /* CLIENT REPLY SKIP: drop the next command's reply */
     uint32_t inflight;             /* forwarded commands not yet answered */
     struct rbuf out;               /* replies waiting for a send */
+    uint64_t aof_gate;             /* CF_AOF_GATED: out leaves once the AOF is durable this far */
+    struct client *next_gated;     /* on w->aof_gated */
     struct reply_queue *rq;        /* non-NULL while replies wait on other shards */
     struct client *next_flush;     /* w->flush_list */
     int db;
@@ -191,6 +194,8 @@ struct worker {
     struct client *shard_waiters, **shard_waiters_tail;   /* WAIT_SHARD, FIFO */
     struct client *resume_list, **resume_tail;           /* clients to resume from the loop */
     struct client **resume_wake_tail;                    /* end of the woken ones at its head */
+    struct aof_writer *aof;                              /* this thread's AOF records (aof.h) */
+    struct client *aof_gated;                            /* CF_AOF_GATED clients */
     struct script_thread *scripting;                     /* Lua engine and learned masks (script_host.c), NULL until used */
     /* messaging */
     struct xmsg *out_batch[RK_MAX_THREADS];   /* batch being filled per target */

@@ -26,6 +26,7 @@
 #ifndef RINGKV_SNAPSHOT_H
 #define RINGKV_SNAPSHOT_H
 
+#include <limits.h>
 #include <stdatomic.h>
 
 #include "ringkv/common.h"
@@ -34,7 +35,7 @@ struct shard;
 
 /* A file operation for a worker to submit through its ring. done runs on
  * that worker with the result (bytes written, 0, or -errno). */
-enum file_op_kind { FOP_WRITE, FOP_FSYNC, FOP_RENAME };
+enum file_op_kind { FOP_WRITE, FOP_FSYNC, FOP_FDATASYNC, FOP_RENAME };
 struct file_op {
     struct file_op *next;
     enum file_op_kind kind;
@@ -73,8 +74,18 @@ long long persist_total_dirty(struct shard **shards, unsigned n);
  * the functions. 0, or -1 with the reason in err. */
 int rdb_save_now(struct shard **shards, unsigned n, const struct rbuf *header, long long now_ms, struct rbuf *err);
 
-/* BGSAVE's start, every shard held by the caller: 0, or -1 with err. */
-int snapshot_begin(struct shard **shards, unsigned n, const struct rbuf *header, long long now_ms, struct rbuf *err);
+/* Where a snapshot goes other than BGSAVE's dbfilename (the AOF's new
+ * base): absolute paths, and who is told once it is in place or failed
+ * (on the finisher's thread; BGSAVE's status is not touched). */
+struct snapshot_target {
+    char tmp[PATH_MAX], path[PATH_MAX];
+    void (*done)(bool ok, long long now_ms);
+};
+
+/* BGSAVE's start (to NULL: dbfilename), every shard held by the caller:
+ * 0, or -1 with err. */
+int snapshot_begin(struct shard **shards, unsigned n, const struct rbuf *header, long long now_ms,
+                   const struct snapshot_target *to, struct rbuf *err);
 /* A BGSAVE that could not begin (its file) counts as one that failed, as
  * Redis's child would have: rdb_last_bgsave_status err, MISCONF. */
 void snapshot_failed_to_start(long long now_ms);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ringkv/aof.h"
 #include "ringkv/command.h"
 #include "ringkv/config.h"
 #include "ringkv/db.h"
@@ -20,6 +21,7 @@
 #include "ringkv/rdb_load.h"
 #include "ringkv/script.h"
 #include "ringkv/script_host.h"
+#include "ringkv/server.h"
 #include "ringkv/snapshot.h"
 #include "ringkv/util.h"
 
@@ -64,8 +66,19 @@ void cmd_save(struct cmd_ctx *c) {
 
 /* BGSAVE [SCHEDULE] */
 void cmd_bgsave(struct cmd_ctx *c) {
-    if (c->argc > 1 && !(c->argc == 2 && slice_eq_nocase(c->argv[1], "schedule"))) {
+    bool schedule = c->argc == 2 && slice_eq_nocase(c->argv[1], "schedule");
+    if (c->argc > 1 && !schedule) {
         reply_error(&c->r, ERR_SYNTAX);
+        return;
+    }
+    if (aof_rewrite_in_progress()) {
+        if (schedule) {
+            atomic_store(&rk_persist.bgsave_scheduled, true);
+            reply_simple(&c->r, "Background saving scheduled");
+        } else {
+            reply_error(&c->r, "ERR An AOF log rewriting in progress: can't BGSAVE right now. Use BGSAVE SCHEDULE in "
+                               "order to schedule a BGSAVE whenever possible.");
+        }
         return;
     }
     if (atomic_load(&rk_persist.bgsave_in_progress)) {
@@ -74,7 +87,7 @@ void cmd_bgsave(struct cmd_ctx *c) {
     }
     struct rbuf header = { 0 }, err = { 0 };
     save_header(&header, c->now_ms);
-    if (snapshot_begin(c->shards, c->nshards, &header, c->now_ms, &err) == 0) {
+    if (snapshot_begin(c->shards, c->nshards, &header, c->now_ms, NULL, &err) == 0) {
         reply_simple(&c->r, "Background saving started");
     } else {
         snapshot_failed_to_start(c->now_ms);
@@ -84,6 +97,59 @@ void cmd_bgsave(struct cmd_ctx *c) {
     rbuf_free(&header);
     rbuf_free(&err);
 }
+
+/* BGREWRITEAOF: a new base from a snapshot of this moment, records from
+ * now on into a new incremental file (aof.h). After a BGSAVE, as Redis
+ * schedules it. */
+void cmd_bgrewriteaof(struct cmd_ctx *c) {
+    if (aof_rewrite_in_progress()) {
+        reply_error(&c->r, "ERR Background append only file rewriting already in progress");
+        return;
+    }
+    if (atomic_load(&rk_persist.bgsave_in_progress)) {
+        aof_rewrite_schedule();
+        reply_simple(&c->r, "Background append only file rewriting scheduled");
+        return;
+    }
+    if (!aof_on()) {   /* Redis rewrites anyway; ringkv's files exist only while the AOF is on */
+        reply_simple(&c->r, "Background append only file rewriting started");
+        return;
+    }
+    struct rbuf header = { 0 }, err = { 0 };
+    save_header(&header, c->now_ms);
+    if (aof_rewrite_begin(c->shards, c->nshards, &header, c->now_ms, &err) == 0) {
+        reply_simple(&c->r, "Background append only file rewriting started");
+    } else {
+        printf("ringkv: can't rewrite the append only file in background: %.*s\n", (int)err.len, err.buf);
+        reply_error(&c->r, "ERR Can't execute an AOF background rewriting. Please check the server logs for more "
+                           "information.");
+    }
+    rbuf_free(&header);
+    rbuf_free(&err);
+}
+
+/* The cron's way to act on appendonly, every shard held: turned on, the
+ * log opens and its base is written from this moment; turned off, it
+ * closes. A rewrite due (auto-aof-rewrite-*, or scheduled) starts. */
+static void cmd_aof_switch(struct cmd_ctx *c) {
+    struct rbuf err = { 0 };
+    bool want = CONFIG_GET(appendonly), rewrite = aof_rewrite_due();
+    if (want && !aof_on()) {
+        if (aof_open(&err) != 0) printf("ringkv: can't open the append only file: %.*s\n", (int)err.len, err.buf);
+        else rewrite = true;
+    } else if (!want && aof_on()) {
+        aof_close();
+        rewrite = false;
+    }
+    fflush(stdout);
+    rbuf_free(&err);
+    if (rewrite && aof_on() && !aof_rewrite_in_progress() && !atomic_load(&rk_persist.bgsave_in_progress))
+        cmd_bgrewriteaof(c);
+}
+
+const struct command aof_switch_command = {
+    .name = "bgrewriteaof", .arity = 1, .flags = CMD_ALLSHARDS, .proc = cmd_aof_switch,
+};
 
 /* LASTSAVE */
 void cmd_lastsave(struct cmd_ctx *c) { reply_int(&c->r, atomic_load(&rk_persist.lastsave)); }
@@ -164,6 +230,82 @@ int persist_load(struct shard **shards, unsigned n, struct script_engine *e, boo
     return rc;
 }
 
+/* Replaying the AOF's commands at startup, on the main thread, while
+ * every worker only answers -LOADING: each runs on the shards directly, as
+ * a transaction's coordinator would, with a worker of its own (scripts'
+ * FUNCTION records need an engine). The clock stands at 0, so nothing
+ * expires while loading, as in Redis: records carry absolute times, and
+ * keys whose time has passed go once the server runs. */
+struct replay {
+    struct worker *w;
+    struct shard **shards;
+    unsigned n;
+    int db;
+    struct rbuf out;
+    size_t commands;
+};
+
+static int replay_exec(void *ud, int argc, struct slice *argv, struct rbuf *err) {
+    struct replay *r = ud;
+    char msg[256];
+    if (slice_eq_nocase(argv[0], "select")) {
+        long long db;
+        if (argc != 2 || !str_to_ll(argv[1].ptr, argv[1].len, &db) || db < 0 || db >= (long long)r->shards[0]->ndb) {
+            rbuf_append(err, "Bad SELECT in the append only file", 34);
+            return -1;
+        }
+        r->db = (int)db;
+        return 0;
+    }
+    const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
+    if (cmd && cmd->subcommands && argc >= 2) cmd = command_lookup_sub(cmd, argv[1]);
+    if (!cmd || !cmd->proc) {
+        int k = snprintf(msg, sizeof msg, "Unknown command '%.*s' reading the append only file",
+                         (int)(argv[0].len > 64 ? 64 : argv[0].len), argv[0].ptr);
+        rbuf_append(err, msg, (size_t)k);
+        return -1;
+    }
+    if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity) {
+        int k = snprintf(msg, sizeof msg, "Wrong number of arguments for '%s' reading the append only file", cmd->name);
+        rbuf_append(err, msg, (size_t)k);
+        return -1;
+    }
+    struct cmd_ctx ctx;
+    ctx_init(&ctx, r->w, cmd, argc, argv, r->db, 2, &r->out);
+    ctx.multi = true;
+    ctx.shard = r->shards[0];
+    ctx.shards = r->shards;
+    ctx.nshards = r->n;
+    ctx.now_ms = 0;
+    ctx.timed_out = true;   /* a blocking command never waits */
+    cmd->proc(&ctx);
+    r->out.len = 0;
+    r->commands++;
+    return 0;
+}
+
+int persist_load_aof(struct shard **shards, unsigned n, struct script_engine *e, struct rbuf *err) {
+    struct function_batch fb = { { 0 }, { 0 } };
+    struct rdb_function_sink sink = { &fb, collect_function };
+    struct replay r = { .w = rk_calloc(1, sizeof *r.w), .shards = shards, .n = n };
+    struct aof_replay how = { &r, replay_exec, &sink };
+    size_t keys = 0;
+    long long t0 = (long long)mstime_now();
+    int rc = aof_load(shards, n, &how, &keys, err);
+    /* the base's libraries, then those the records loaded on r's engine */
+    if (rc == 0 && !restore_functions(e, &fb, SCRIPT_RESTORE_APPEND, err)) rc = -1;
+    if (rc == 0)
+        printf("ringkv: DB loaded from append only file: %zu keys and %zu commands in %.3f seconds\n", keys,
+               r.commands, (double)((long long)mstime_now() - t0) / 1000.0);
+    fflush(stdout);
+    script_thread_free(r.w);
+    free(r.w);
+    rbuf_free(&r.out);
+    rbuf_free(&fb.codes);
+    rbuf_free(&fb.lens);
+    return rc;
+}
+
 /* DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE] */
 void persist_debug_reload(struct cmd_ctx *c) {
     bool merge = false, flush = true, save = true;
@@ -214,16 +356,16 @@ void persist_info(struct cmd_ctx *c, struct rbuf *out) {
                      "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:%s\r\n"
                      "rdb_last_bgsave_time_sec:%lld\r\nrdb_current_bgsave_time_sec:%lld\r\n"
                      "rdb_saves:%lld\r\nrdb_last_cow_size:%lld\r\nrdb_last_load_keys_expired:0\r\n"
-                     "rdb_last_load_keys_loaded:0\r\n"
-                     "aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n"
-                     "aof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\n"
-                     "aof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\n"
-                     "aof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\n"
-                     "module_fork_last_cow_size:0\r\n\r\n",
+                     "rdb_last_load_keys_loaded:0\r\n",
                      (gate & PERSIST_GATE_LOADING) ? 1 : 0, changes, in_progress ? 1 : 0,
                      atomic_load(&rk_persist.lastsave), atomic_load(&rk_persist.last_bgsave_ok) ? "ok" : "err",
                      atomic_load(&rk_persist.last_bgsave_secs),
                      in_progress ? (now_ms - atomic_load(&rk_persist.bgsave_start_ms)) / 1000 : -1LL,
                      atomic_load(&rk_persist.saves), atomic_load(&rk_persist.last_cow_bytes));
     rbuf_append(out, buf, (size_t)n);
+    aof_info(out, now_ms);
+    static const char module[] = "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n";
+    rbuf_append(out, module, sizeof module - 1);
+    aof_info_sizes(out);
+    rbuf_append(out, "\r\n", 2);
 }

@@ -26,6 +26,7 @@
  * for the other per-thread counters). Histograms and error names are
  * published with release stores, so a reader never sees one half made.
  */
+#include "ringkv/aof.h"
 #include "ringkv/command_stats.h"
 #include "ringkv/command.h"
 #include "ringkv/config.h"
@@ -154,22 +155,39 @@ static struct cmd_stat *stat_of(const struct command *cmd) {
     return last.stat;
 }
 
+/* The handler, and for a script its commands' AOF records as one block. */
+static inline void run_proc(struct cmd_ctx *c) {
+    if (RK_LIKELY(!(c->cmd->flags & CMD_SCRIPT))) {
+        c->cmd->proc(c);
+        return;
+    }
+    aof_block_begin();
+    c->cmd->proc(c);
+    aof_block_end();
+}
+
+/* After the handler: the write's AOF record. */
+static inline void feed_aof(struct cmd_ctx *c, size_t start) {
+    if (RK_UNLIKELY(aof_on()) && !c->block) aof_feed(c, c->r.out->buf + start, c->r.out->len - start);
+}
+
 void command_call(struct cmd_ctx *c) {
     c->dirty = 0;
     struct cmd_stat *s = stat_of(c->cmd);
-    if (RK_UNLIKELY(!s)) {
-        c->cmd->proc(c);
-        if (RK_UNLIKELY(c->reader != NULL)) ctx_track_read(c);
-        ctx_wrote(c);
-        return;
-    }
     struct rbuf *out = c->r.out;
     size_t start = out->len;
+    if (RK_UNLIKELY(!s)) {
+        run_proc(c);
+        if (RK_UNLIKELY(c->reader != NULL)) ctx_track_read(c);
+        ctx_wrote(c);
+        feed_aof(c, start);
+        return;
+    }
     if (RK_LIKELY(s->calls & (SAMPLE_EVERY - 1))) {
-        c->cmd->proc(c);
+        run_proc(c);
     } else {
         uint64_t t0 = clock_ns();
-        c->cmd->proc(c);
+        run_proc(c);
         record_sample(s, clock_ns() - t0);
     }
     if (RK_UNLIKELY(c->block)) return;   /* it runs again when woken: that run is the call */
@@ -180,6 +198,7 @@ void command_call(struct cmd_ctx *c) {
     if (RK_UNLIKELY(out->len > start && out->buf[start] == '-')) s->failed++;
     if (RK_UNLIKELY(c->reader != NULL)) ctx_track_read(c);   /* client-side caching */
     ctx_wrote(c);
+    feed_aof(c, start);
 }
 
 void command_count_call(const struct command *cmd, bool failed) {

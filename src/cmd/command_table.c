@@ -181,6 +181,7 @@ static const struct command commands[] = {
     CMD("save", 1, A | CMD_NOSCRIPT | CMD_NO_MULTI | CMD_ALLSHARDS, 0, 0, 0, cmd_save, "@admin @slow @dangerous", "Synchronously saves the database(s) to disk.", "1.0.0", "server", "O(N) where N is the total number of keys in all databases", NULL),
     CMD("bgsave", -1, A | CMD_NOSCRIPT | CMD_ALLSHARDS, 0, 0, 0, cmd_bgsave, "@admin @slow @dangerous", "Asynchronously saves the database(s) to disk.", "1.0.0", "server", "O(1)",
         "[schedule:pure-token=SCHEDULE@3.2.2]"),
+    CMD("bgrewriteaof", 1, A | CMD_NOSCRIPT | CMD_ALLSHARDS, 0, 0, 0, cmd_bgrewriteaof, "@admin @slow @dangerous", "Asynchronously rewrites the append-only file to disk.", "1.0.0", "server", "O(1)", NULL),
     CMD("lastsave", 1, F | L, 0, 0, 0, cmd_lastsave, "@admin @fast @dangerous", "Returns the Unix timestamp of the last successful save to disk.", "1.0.0", "server", "O(1)", NULL),
     CMD("shutdown", -1, A | L | CMD_NOSCRIPT | CMD_SENTINEL | CMD_NO_MULTI | CMD_ALLOW_BUSY | CMD_ALLSHARDS, 0, 0, 0, cmd_shutdown, "@admin @slow @dangerous", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "1.0.0", "server", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
         "[nosave_save:oneof(nosave:pure-token=NOSAVE save:pure-token=SAVE)] [now:pure-token=NOW@7.0.0] "

@@ -6,6 +6,7 @@
  * as Redis's blocking commands do inside MULTI. SELECT inside the
  * transaction changes the database of the commands after it.
  */
+#include "ringkv/aof.h"
 #include "ringkv/multi.h"
 #include "ringkv/server.h"
 #include "ringkv/watch.h"
@@ -64,7 +65,9 @@ void exec_queued(struct cmd_ctx *ctx, const struct multi_queue *q, bool dirty) {
     }
     reply_array(&ctx->r, q->n);
     int db = ctx->db;
+    aof_block_begin();
     for (size_t i = 0; i < q->n; i++) run_queued(ctx, &q->cmds[i], &db);
+    aof_block_end();
 }
 
 /* ---- EXEC forwarded to the shard that owns every key of the queue ----
@@ -98,6 +101,7 @@ static void cmd_exec_forwarded(struct cmd_ctx *c) {
     reply_array(&c->r, n);
     int db = c->db;
     struct slice *argv = c->argv;
+    aof_block_begin();
     for (size_t i = 0; i < n; i++) {
         struct queued_cmd qc;
         uint32_t argc;
@@ -108,6 +112,7 @@ static void cmd_exec_forwarded(struct cmd_ctx *c) {
         argv += argc;
         run_queued(c, &qc, &db);
     }
+    aof_block_end();
 }
 
 /* Not in the command table: only ever forwarded by EXEC (io/multi.c), its

@@ -12,6 +12,7 @@
  * address: that fails while any other socket holds the port, with
  * SO_REUSEPORT or not, and the start stops as Redis's does.
  */
+#include "ringkv/aof.h"
 #include "ringkv/server.h"
 #include "ringkv/config.h"
 #include "ringkv/command.h"
@@ -76,12 +77,22 @@ static bool port_in_use(void) {
     return taken;
 }
 
-/* The RDB file, if there is one, into the shards; workers only answer
- * -LOADING meanwhile. A file that cannot be loaded stops the start. */
+/* The AOF with appendonly yes, else (or when there is none) the RDB file,
+ * into the shards; workers only answer -LOADING meanwhile. A file that
+ * cannot be loaded stops the start. With appendonly yes the log then
+ * opens, and data that came from the RDB file gets a base by a rewrite. */
 static bool load_dataset(void) {
     struct script_engine *e = script_engine_new();
     struct rbuf err = { 0 };
-    int rc = persist_load(srv.shard_ptrs, srv.nworkers, e, false, (long long)mstime_now(), &err);
+    int rc = 1;
+    if (CONFIG_GET(appendonly)) rc = persist_load_aof(srv.shard_ptrs, srv.nworkers, e, &err);
+    bool from_rdb = rc == 1;
+    if (rc == 1) rc = persist_load(srv.shard_ptrs, srv.nworkers, e, false, (long long)mstime_now(), &err);
+    if (rc >= 0 && CONFIG_GET(appendonly)) {
+        err.len = 0;
+        if (aof_open(&err) != 0) rc = -1;
+        else if (from_rdb && rc == 0) aof_rewrite_schedule();
+    }
     if (rc < 0) fprintf(stderr, "ringkv: Fatal error loading the DB: %.*s. Exiting.\n", (int)err.len, err.buf);
     rbuf_free(&err);
     script_engine_free(e);
@@ -145,6 +156,7 @@ int main(int argc, char **argv) {
         }
     }
     server_stop();
+    aof_flush_at_exit();
     /* As Redis's default shutdown-on-sigterm: save when save points are set
      * (SHUTDOWN has done what it was asked already). */
     if ((by_signal || !atomic_load(&rk_persist.shutdown_saved)) && *config_save_points())

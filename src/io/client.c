@@ -23,6 +23,7 @@
  * A client is freed only when no io_uring operation refers to it any more
  * (pending_ops == 0), so a late completion never touches freed memory.
  */
+#include "ringkv/aof.h"
 #include "ringkv/script_host.h"
 #include "ringkv/server.h"
 #include "ringkv/config.h"
@@ -154,7 +155,8 @@ void client_free_now(struct client *c) {
 /* A client on the flush or resume list must not be freed under it; the
  * lists' walks free closing clients they meet. */
 void client_maybe_free(struct client *c) {
-    if ((c->flags & CF_CLOSING) && c->pending_ops == 0 && !(c->flags & (CF_IN_FLUSH_LIST | CF_RESUME_SCHEDULED)))
+    if ((c->flags & CF_CLOSING) && c->pending_ops == 0 &&
+        !(c->flags & (CF_IN_FLUSH_LIST | CF_RESUME_SCHEDULED | CF_AOF_GATED)))
         client_free_now(c);
 }
 
@@ -561,9 +563,44 @@ void client_on_send(struct client *c, int res) {
 
 /* End of the loop iteration: one send per client with new output, receives
  * re-armed, clients that finished closing freed. */
+/* appendfsync always: c's output waits until the AOF is durable up to
+ * gate (0: nothing new to wait for, but what already waits still does). */
+static bool gate_output(struct client *c, uint64_t gate) {
+    if (!gate && !(c->flags & CF_AOF_GATED)) return false;
+    if (gate > c->aof_gate) c->aof_gate = gate;
+    if (!(c->flags & CF_AOF_GATED)) {
+        c->flags |= CF_AOF_GATED;
+        c->next_gated = c->w->aof_gated;
+        c->w->aof_gated = c;
+    }
+    return true;
+}
+
+/* Gated clients whose gate the AOF has passed send; the rest wait on,
+ * and the worker says for how far (its doorbell rings then). */
+static void release_gated(struct worker *w) {
+    uint64_t least = 0;
+    for (struct client **at = &w->aof_gated; *at;) {
+        struct client *c = *at;
+        bool closing = c->flags & CF_CLOSING;
+        if (!closing && !aof_gate_passed(c->aof_gate)) {
+            if (!least || c->aof_gate < least) least = c->aof_gate;
+            at = &c->next_gated;
+            continue;
+        }
+        *at = c->next_gated;
+        c->flags &= ~CF_AOF_GATED;
+        c->aof_gate = 0;
+        if (!closing && c->out.len && !(c->flags & CF_SEND_INFLIGHT)) start_send(c);
+        client_maybe_free(c);
+    }
+    aof_set_waiting(w->id, least);
+}
+
 void client_flush_sends(struct worker *w) {
     struct client *c = w->flush_list;
     w->flush_list = NULL;
+    uint64_t gate = RK_UNLIKELY(aof_on()) ? aof_reply_gate() : 0;
     while (c) {
         struct client *next = c->next_flush;
         if (RK_UNLIKELY(c == w->busy_caller)) {   /* its script is still writing its reply */
@@ -579,7 +616,7 @@ void client_flush_sends(struct worker *w) {
              * ready so one send carries the whole pipeline's answers
              * instead of a packet per piece. */
             bool hold = c->inflight && c->out.len < HOLD_OUTPUT_BYTES;
-            if (c->out.len && !(c->flags & CF_SEND_INFLIGHT) && !hold) start_send(c);
+            if (c->out.len && !(c->flags & CF_SEND_INFLIGHT) && !hold && !gate_output(c, gate)) start_send(c);
             if ((c->flags & CF_NEED_RECV) && !(c->flags & (CF_RECV_ARMED | CF_RECV_STOPPED)))
                 ring_arm_recv(c);
             if ((c->flags & CF_CLOSE_AFTER) && !(c->flags & CF_SEND_INFLIGHT) && c->out.len == 0 &&
@@ -589,6 +626,7 @@ void client_flush_sends(struct worker *w) {
         client_maybe_free(c);
         c = next;
     }
+    if (RK_UNLIKELY(w->aof_gated != NULL)) release_gated(w);
 }
 
 /* CLIENT LIST's flags, in Redis's order; N when none applies. */

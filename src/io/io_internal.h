@@ -28,6 +28,8 @@
 bool persist_iteration(struct worker *w);   /* true: a snapshot has more to do now */
 void persist_on_cqe(uint64_t ud, int res);
 void persist_cron(struct worker *w);
+void persist_thread_start(struct worker *w);   /* the thread's AOF writer */
+void persist_thread_stop(struct worker *w);    /* its AOF writes finish */
 
 /* client.c */
 void client_maybe_free(struct client *c);

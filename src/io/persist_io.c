@@ -9,7 +9,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "ringkv/aof.h"
 #include "ringkv/config.h"
 #include "ringkv/ring.h"
 #include "ringkv/snapshot.h"
@@ -27,6 +29,9 @@ static void submit_file_op(struct worker *w, struct file_op *op) {
     case FOP_FSYNC:
         io_uring_prep_fsync(sqe, op->fd, 0);
         break;
+    case FOP_FDATASYNC:
+        io_uring_prep_fsync(sqe, op->fd, IORING_FSYNC_DATASYNC);
+        break;
     case FOP_RENAME:
         io_uring_prep_renameat(sqe, AT_FDCWD, op->from, AT_FDCWD, op->to, 0);
         break;
@@ -39,16 +44,62 @@ void persist_on_cqe(uint64_t ud, int res) {
     op->done(op, res);
 }
 
-bool persist_iteration(struct worker *w) {
-    if (RK_LIKELY(!w->shard.snap) || shard_is_held(w)) return false;
-    struct file_op *ops;
-    bool more = snapshot_step(&w->shard, &ops);
+static void submit_ops(struct worker *w, struct file_op *ops) {
     while (ops) {
         struct file_op *next = ops->next;
         submit_file_op(w, ops);
         ops = next;
     }
+}
+
+/* The AOF: this iteration's records sealed and written, the fsync that
+ * is due; workers whose gated output may now leave get a doorbell (the
+ * fence pairs with the one in submit_and_wait). */
+static void aof_step(struct worker *w) {
+    uint64_t wake;
+    submit_ops(w, aof_iteration(w->aof, w->now_ms, &wake));
+    wake &= ~(1ull << w->id);
+    if (!wake) return;
+    atomic_thread_fence(memory_order_seq_cst);
+    while (wake) {
+        unsigned t = (unsigned)__builtin_ctzll(wake);
+        wake &= wake - 1;
+        if (atomic_load_explicit(&srv.workers[t].sleeping, memory_order_relaxed)) ring_doorbell(w, &srv.workers[t]);
+    }
+}
+
+bool persist_iteration(struct worker *w) {
+    if (RK_UNLIKELY(aof_on()) || RK_UNLIKELY(aof_writer_busy(w->aof))) aof_step(w);
+    if (RK_LIKELY(!w->shard.snap) || shard_is_held(w)) return false;
+    struct file_op *ops;
+    bool more = snapshot_step(&w->shard, &ops);
+    submit_ops(w, ops);
     return more;
+}
+
+void persist_thread_start(struct worker *w) {
+    w->aof = aof_writer_new(w->id);
+    aof_writer_bind(w->aof);
+}
+
+/* Leaving the loop: the AOF writes in flight complete first (a write
+ * the ring dropped at exit would leave a hole before later records). */
+void persist_thread_stop(struct worker *w) {
+    aof_seal();
+    while (aof_writer_busy(w->aof)) {
+        aof_step(w);
+        struct io_uring_cqe *cqe;
+        if (io_uring_submit_and_wait(&w->ring, 1) < 0) break;
+        unsigned head, n = 0;
+        io_uring_for_each_cqe(&w->ring, head, cqe) {
+            uint64_t ud = io_uring_cqe_get_data64(cqe);
+            if ((ud >> 56) == UD_FILE) persist_on_cqe(ud, cqe->res);
+            n++;
+        }
+        io_uring_cq_advance(&w->ring, n);
+    }
+    aof_writer_free(w->aof);
+    w->aof = NULL;
 }
 
 /* A save point is due: `changes` changes and `secs` seconds since the last
@@ -76,9 +127,23 @@ static bool save_point_due(long long now_ms, long long changes_made) {
     return false;
 }
 
+/* A whole-keyspace transaction for nobody's connection. */
+static void start_tx(struct worker *w, const struct command *cmd) {
+    struct slice argv[1] = { { cmd->name, strlen(cmd->name) } };
+    struct tx_request req = { .idx = UINT32_MAX, .resp = 2, .cmd = cmd,
+                              .mask = srv.nworkers >= 64 ? ~0ULL : (1ULL << srv.nworkers) - 1,
+                              .argc = 1, .argv = argv };
+    tx_start(w, &req);
+}
+
 void persist_cron(struct worker *w) {
-    if (w->id != 0 || atomic_load(&rk_persist.bgsave_in_progress) || (atomic_load(&rk_persist.gate) & PERSIST_GATE_LOADING))
+    if (w->id != 0 || (atomic_load(&rk_persist.gate) & PERSIST_GATE_LOADING)) return;
+    if (!atomic_load(&rk_persist.bgsave_in_progress) && !aof_rewrite_in_progress() &&
+        (CONFIG_GET(appendonly) != aof_on() || aof_rewrite_due())) {
+        start_tx(w, &aof_switch_command);
         return;
+    }
+    if (atomic_load(&rk_persist.bgsave_in_progress) || aof_rewrite_in_progress()) return;
     bool due = atomic_load(&rk_persist.bgsave_scheduled);
     if (!due) {
         long long changes = persist_total_dirty(srv.shard_ptrs, srv.nworkers) - atomic_load(&rk_persist.dirty_at_save);
@@ -86,11 +151,5 @@ void persist_cron(struct worker *w) {
     }
     if (!due) return;
     atomic_store(&rk_persist.bgsave_scheduled, false);
-    /* BGSAVE as a transaction over every shard for nobody's connection */
-    static const char name[] = "bgsave";
-    struct slice argv[1] = { { name, sizeof name - 1 } };
-    struct tx_request req = { .idx = UINT32_MAX, .resp = 2, .cmd = command_lookup(name, sizeof name - 1),
-                              .mask = srv.nworkers >= 64 ? ~0ULL : (1ULL << srv.nworkers) - 1,
-                              .argc = 1, .argv = argv };
-    tx_start(w, &req);
+    start_tx(w, command_lookup("bgsave", 6));
 }

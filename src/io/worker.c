@@ -18,6 +18,7 @@
  * copied into the client first), so no buffer outlives the completion that
  * delivered it.
  */
+#include "ringkv/aof.h"
 #include "ringkv/script_host.h"
 #include "ringkv/server.h"
 #include "ringkv/pubsub.h"
@@ -211,7 +212,7 @@ static void submit_and_wait(struct worker *w, bool busy) {
     if (!busy) {
         atomic_store(&w->sleeping, 1);
         atomic_thread_fence(memory_order_seq_cst);
-        if (!xshard_inbox_empty(w)) busy = true;
+        if (!xshard_inbox_empty(w) || (RK_UNLIKELY(w->aof_gated != NULL) && aof_waiting_passed(w->id))) busy = true;
     }
     w->stats.submits++;
     if (busy) {
@@ -348,7 +349,10 @@ static void *worker_thread(void *arg) {
     pthread_barrier_wait(&start_barrier);
     pthread_barrier_wait(&start_barrier);   /* main checked setup_failed */
     if (atomic_load(&setup_failed)) return NULL;
-    return worker_main(w);
+    persist_thread_start(w);
+    worker_main(w);
+    persist_thread_stop(w);
+    return NULL;
 }
 
 int server_start(void) {
@@ -366,6 +370,7 @@ int server_start(void) {
     slots_assign(n);
     command_table_init();
     db_ready_hook = block_notify;
+    db_expired_hook = aof_feed_expired;
     db_waiter_alive_hook = block_record_alive;
     db_watch_hook = watch_notify;
     db_expire_paused_hook = client_expiry_paused;

@@ -148,10 +148,12 @@ size_t db_size_all(struct cmd_ctx *c, int dbi) {
 }
 
 void (*db_event_hook)(struct cmd_ctx *c, int type, const char *event, struct slice key);
+void (*db_expired_hook)(struct cmd_ctx *c, struct slice key);
 
 /* The configuration is read first: the hook is set whenever the server
  * runs, and "new" would otherwise cost a call per key added. */
 static inline void key_event(struct cmd_ctx *c, int type, const char *event, struct slice key) {
+    if (type == DB_EVENT_EXPIRED && db_expired_hook) db_expired_hook(c, key);
     if (RK_UNLIKELY(CONFIG_GET(notify_keyspace_events) & type) && db_event_hook)
         db_event_hook(c, type, event, key);
 }

@@ -49,6 +49,7 @@
  * reserves its shard only while no local client and no batch waits for
  * it, so a stream of transactions cannot starve them.
  */
+#include "ringkv/aof.h"
 #include "ringkv/ring.h"
 #include "ringkv/server.h"
 #include "ringkv/util.h"
@@ -113,6 +114,7 @@ static void shard_released(struct worker *w);
 /* The shard is now the transaction's. Per-shard work of the command (CLIENT
  * LIST gathering this thread's clients) runs here, on the owning thread. */
 static void grant(struct worker *w, struct tx *tx) {
+    aof_seal();   /* this shard's records so far go before the transaction's */
     w->lock_holder = tx;
     if (tx->parts) {
         const struct tx_request *req = &tx->items->req;
@@ -412,6 +414,7 @@ static void tx_finish(struct tx *tx) {
     }
     rbuf_free(&out.reply);
 
+    aof_seal();   /* the transaction's records go before what the shards do next */
     uint64_t others = tx->held & ~(1ull << w->id);
     while (others) {
         unsigned s = (unsigned)__builtin_ctzll(others);
@@ -561,6 +564,7 @@ bool tx_take_now(struct worker *w, unsigned s) {
 }
 
 void tx_release_taken(struct worker *w, uint64_t mask) {
+    aof_seal();
     bool own = mask & (1ull << w->id);
     mask &= ~(1ull << w->id);
     while (mask) {

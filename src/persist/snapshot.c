@@ -166,6 +166,7 @@ struct snapshot {
     int fd;
     char tmp[PATH_MAX], path[PATH_MAX];   /* absolute: CONFIG SET dir may move the cwd meanwhile */
     bool checksum, compress;
+    void (*done)(bool ok, long long now_ms);   /* not BGSAVE's: the AOF's base */
     struct rbuf header;
     long long start_ms, dirty;
     _Atomic uint64_t end;         /* the next free offset */
@@ -281,7 +282,9 @@ static void scan_some(struct snap_part *part) {
 /* ---- the finish, on the thread of the part that was last */
 
 static void snapshot_complete(struct snapshot *snap, bool ok, long long now_ms) {
-    if (!atomic_load(&snap->aborted)) {
+    if (snap->done) {
+        snap->done(ok, now_ms);
+    } else if (!atomic_load(&snap->aborted)) {
         atomic_store(&rk_persist.last_bgsave_ok, ok);
         if (ok) atomic_fetch_and(&rk_persist.gate, ~(unsigned)PERSIST_GATE_BGSAVE_FAILED);
         else atomic_fetch_or(&rk_persist.gate, PERSIST_GATE_BGSAVE_FAILED);
@@ -292,9 +295,11 @@ static void snapshot_complete(struct snapshot *snap, bool ok, long long now_ms) 
         atomic_store(&rk_persist.last_cow_bytes, (long long)cow);
         atomic_store(&rk_persist.bgsave_in_progress, false);
     }
-    if (!ok) printf("ringkv: background saving failed: %s\n", strerror(atomic_load(&snap->error) ?: EIO));
-    else printf("ringkv: background saving terminated with success\n");
-    fflush(stdout);
+    if (!snap->done) {
+        if (!ok) printf("ringkv: background saving failed: %s\n", strerror(atomic_load(&snap->error) ?: EIO));
+        else printf("ringkv: background saving terminated with success\n");
+        fflush(stdout);
+    }
     atomic_store_explicit(&snap->complete, true, memory_order_release);
 }
 
@@ -426,7 +431,8 @@ bool snapshot_step(struct shard *s, struct file_op **ops) {
     return !part->scanned && atomic_load(&part->pending) < MAX_PENDING;
 }
 
-int snapshot_begin(struct shard **shards, unsigned n, const struct rbuf *header, long long now_ms, struct rbuf *err) {
+int snapshot_begin(struct shard **shards, unsigned n, const struct rbuf *header, long long now_ms,
+                   const struct snapshot_target *to, struct rbuf *err) {
     for (unsigned i = 0; i < n; i++) {
         struct snap_part *old = shards[i]->snap;
         if (!old) continue;
@@ -445,8 +451,14 @@ int snapshot_begin(struct shard **shards, unsigned n, const struct rbuf *header,
         return -1;
     }
     struct snapshot *snap = rk_calloc(1, sizeof *snap + n * sizeof *snap->parts);
-    snprintf(snap->tmp, sizeof snap->tmp, "%s/%s", cwd, name);
-    snprintf(snap->path, sizeof snap->path, "%s/%.*s", cwd, (int)(PATH_MAX / 2 - 2), rk_config.dbfilename);
+    if (to) {
+        memcpy(snap->tmp, to->tmp, sizeof snap->tmp);
+        memcpy(snap->path, to->path, sizeof snap->path);
+        snap->done = to->done;
+    } else {
+        snprintf(snap->tmp, sizeof snap->tmp, "%s/%s", cwd, name);
+        snprintf(snap->path, sizeof snap->path, "%s/%.*s", cwd, (int)(PATH_MAX / 2 - 2), rk_config.dbfilename);
+    }
     snap->fd = open(snap->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (snap->fd < 0) {
         fail_errno(err, "Failed opening the temp RDB file", snap->tmp, errno);
@@ -486,6 +498,7 @@ int snapshot_begin(struct shard **shards, unsigned n, const struct rbuf *header,
         shards[i]->snap_side ^= ENTRY_SNAP;   /* every entry is now "not saved yet" */
         shards[i]->snap_active = true;
     }
+    if (to) return 0;
     atomic_store(&rk_persist.bgsave_in_progress, true);
     atomic_store(&rk_persist.bgsave_start_ms, now_ms);
     atomic_store(&rk_persist.last_bgsave_try_ms, now_ms);
@@ -504,7 +517,8 @@ void snapshot_abort(struct shard **shards, unsigned n) {
     bool any = false;
     for (unsigned i = 0; i < n; i++) {
         struct snap_part *part = shards[i]->snap;
-        if (!part || atomic_load(&part->snap->complete)) continue;
+        /* an AOF rewrite goes on: its base is followed by the FLUSHALL */
+        if (!part || atomic_load(&part->snap->complete) || part->snap->done) continue;
         atomic_store(&part->snap->aborted, true);
         shards[i]->snap_active = false;
         any = true;
