@@ -76,6 +76,8 @@ void aof_seal(void);
 struct file_op *aof_iteration(struct aof_writer *aw, long long now_ms, uint64_t *wake);
 /* Whether aw has writes in flight (shutdown waits for them). */
 bool aof_writer_busy(const struct aof_writer *aw);
+/* Whether aw's fsync is in flight (its loop may gather input meanwhile). */
+bool aof_writer_syncing(const struct aof_writer *aw);
 
 /* appendfsync always: the offset output flushed now must wait for (0:
  * none), and whether the log is durable up to gate. */

@@ -44,6 +44,7 @@ struct file_op {
     size_t len;
     uint64_t off;
     const char *from, *to;     /* FOP_RENAME */
+    bool link;                 /* the next op starts once this one completed whole (IOSQE_IO_LINK) */
     void (*done)(struct file_op *op, int res);
 };
 

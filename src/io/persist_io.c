@@ -36,6 +36,7 @@ static void submit_file_op(struct worker *w, struct file_op *op) {
         io_uring_prep_renameat(sqe, AT_FDCWD, op->from, AT_FDCWD, op->to, 0);
         break;
     }
+    if (op->link) sqe->flags |= IOSQE_IO_LINK;
     io_uring_sqe_set_data64(sqe, ((uint64_t)UD_FILE << 56) | ((uintptr_t)op & UD_FILE_PTR_MASK));
 }
 

@@ -52,7 +52,9 @@ struct aof_write {
     struct aof_write *next;      /* the writer's writes in flight, oldest first */
     char *data;
     uint64_t lstart;
+    size_t len;
     bool done;
+    bool unsubmitted;            /* queued, not handed to the ring yet */
 };
 
 struct aof_sync {                /* fdatasync of each file with bytes below upto not yet durable */
@@ -72,13 +74,13 @@ struct aof_writer {
     struct aof_write *head, *tail;
     struct file_op *ops, **ops_tail;
     long long last_fsync_ms;     /* worker 0: everysec */
+    bool sync_inflight;          /* an fsync of ours is in flight */
     bool synced_more;            /* an fsync of ours completed: wake who waits */
 };
 
 static struct {
     _Atomic(struct aof_file *) cur;
     _Atomic uint64_t reserved;
-    _Atomic uint64_t fsync_asked;
     _Atomic uint64_t synced;
     _Atomic uint64_t pending_low[RK_MAX_THREADS];
     _Atomic uint64_t waiting[RK_MAX_THREADS];
@@ -111,6 +113,8 @@ void aof_writer_free(struct aof_writer *aw) {
 }
 
 bool aof_writer_busy(const struct aof_writer *aw) { return aw->head != NULL || aw->ops != NULL; }
+
+bool aof_writer_syncing(const struct aof_writer *aw) { return aw && aw->sync_inflight; }
 
 /* ------------------------------------------------------------ records */
 
@@ -402,7 +406,17 @@ static void queue_op(struct aof_writer *aw, struct file_op *op) {
 static void write_done(struct file_op *op, int res) {
     struct aof_write *wr = (struct aof_write *)op;
     struct aof_writer *aw = wr->aw;
+    op->link = false;
+    if (res == -ECANCELED) {   /* linked behind a write that came up short */
+        queue_op(aw, op);
+        return;
+    }
     if (res < 0 || (res == 0 && op->len)) {
+        if (policy() == AOF_FSYNC_ALWAYS) {
+            fprintf(stderr, "Can't recover from AOF write error when the AOF fsync policy is 'always': %s. "
+                            "Exiting...\n", strerror(res < 0 ? -res : ENOSPC));
+            exit(1);
+        }
         /* Redis retries a failed write; so do we, next iteration */
         atomic_store(&L.write_error, res < 0 ? -res : ENOSPC);
         queue_op(aw, op);
@@ -427,21 +441,35 @@ static void write_done(struct file_op *op, int res) {
     atomic_store(&L.pending_low[aw->id], aw->head ? aw->head->lstart : NONE);
 }
 
-static void seal(struct aof_writer *aw) {
-    if (!aw->buf.len) return;
+static struct aof_write *seal(struct aof_writer *aw) {
+    if (!aw->buf.len) return NULL;
     struct aof_file *f = atomic_load(&L.cur);
     if (!f) {   /* the log was turned off meanwhile */
         aw->buf.len = 0;
         aw->buf_db = -1;
-        return;
+        return NULL;
     }
     /* a lower bound before the add: aof_written never passes it unseen */
     if (!aw->head) atomic_store(&L.pending_low[aw->id], atomic_load(&L.reserved));
     uint64_t off = atomic_fetch_add(&L.reserved, aw->buf.len);
+    struct aof_write *last = aw->tail;
+    if (last && last->unsubmitted && last->lstart + last->len == off && last->op.fd == f->fd) {
+        /* right behind a write that waits for the fsync in flight: one write */
+        last->data = rk_realloc(last->data, last->len + aw->buf.len);
+        memcpy(last->data + last->len, aw->buf.buf, aw->buf.len);
+        last->len += aw->buf.len;
+        last->op.buf = last->data;
+        last->op.len = last->len;
+        aw->buf.len = 0;
+        aw->buf_db = -1;
+        return last;
+    }
     struct aof_write *wr = rk_calloc(1, sizeof *wr);
     wr->aw = aw;
     wr->data = aw->buf.buf;
     wr->lstart = off;
+    wr->len = aw->buf.len;
+    wr->unsubmitted = true;
     wr->op = (struct file_op){ .kind = FOP_WRITE, .fd = f->fd, .buf = wr->data, .len = aw->buf.len,
                                .off = off - f->start, .done = write_done };
     aw->buf = (struct rbuf){ 0 };
@@ -450,6 +478,7 @@ static void seal(struct aof_writer *aw) {
     else aw->head = wr;
     aw->tail = wr;
     queue_op(aw, &wr->op);
+    return wr;
 }
 
 void aof_seal(void) {
@@ -458,7 +487,7 @@ void aof_seal(void) {
 
 static void sync_done(struct file_op *op, int res) {
     struct aof_sync *s = (struct aof_sync *)((char *)(op - (op->off)) - offsetof(struct aof_sync, ops));
-    if (res < 0) {
+    if (res < 0 && res != -ECANCELED) {   /* cancelled: linked behind a write that came up short */
         if (policy() == AOF_FSYNC_ALWAYS) {
             fprintf(stderr, "Can't persist AOF for fsync error when the AOF fsync policy is 'always': %s. Exiting...\n",
                     strerror(-res));
@@ -466,21 +495,26 @@ static void sync_done(struct file_op *op, int res) {
         }
         atomic_store(&L.write_error, -res);
     }
+    if (res == -ECANCELED) s->upto = 0;
     if (--s->left) return;
     uint64_t cur = atomic_load(&L.synced);
     while (cur < s->upto && !atomic_compare_exchange_weak(&L.synced, &cur, s->upto)) {}
     s->aw->synced_more = true;
+    s->aw->sync_inflight = false;
     atomic_fetch_sub(&L.syncs_in_flight, 1);
     free(s);
 }
 
-/* An fdatasync of every file holding bytes in [synced, upto). */
-static void start_sync(struct aof_writer *aw, uint64_t upto) {
+/* An fdatasync of every file holding bytes in [synced, upto), queued
+ * after the writer's ops; linked behind them when link is set and one
+ * file is concerned (else false, and nothing queued). */
+static bool start_sync(struct aof_writer *aw, uint64_t upto, bool link) {
     uint64_t from = atomic_load(&L.synced);
     unsigned n = 0;
     for (struct aof_file *f = atomic_load(&L.cur); f; f = f->older)
         if (atomic_load(&f->end) > from && f->start < upto) n++;
-    if (!n) return;
+    if (!n || (link && n > 1)) return false;
+    for (struct file_op *op = link ? aw->ops : NULL; op; op = op->next) op->link = true;
     struct aof_sync *s = rk_calloc(1, sizeof *s + n * sizeof *s->ops);
     s->aw = aw;
     s->upto = upto;
@@ -493,18 +527,34 @@ static void start_sync(struct aof_writer *aw, uint64_t upto) {
             queue_op(aw, &s->ops[i]);
             i++;
         }
+    aw->sync_inflight = true;
     atomic_fetch_add(&L.syncs_in_flight, 1);
+    return true;
 }
 
-/* Ask for an fsync up to what is written, unless one was asked for it. */
-static void sync_written(struct aof_writer *aw) {
-    uint64_t w = aof_written(), asked = atomic_load(&L.fsync_asked);
-    while (w > asked) {
-        if (atomic_compare_exchange_weak(&L.fsync_asked, &asked, w)) {
-            start_sync(aw, w);
-            return;
-        }
+/* appendfsync always, this worker's part of the group commit. One fsync
+ * of its own at a time: while it is in flight, the writes it seals wait;
+ * then they all go in one submission, linked, with the fsync behind them.
+ * That fsync covers them and every write that completed before it, so
+ * the log is durable up to the end of the run of them that continues
+ * what was written when they left (aof_written). With nothing of its own
+ * to write, a worker fsyncs what others wrote and no fsync covered. */
+static void sync_always(struct aof_writer *aw) {
+    if (aw->sync_inflight) return;
+    uint64_t upto = aof_written();
+    if (aw->ops) {
+        for (struct aof_write *wr = aw->head; wr; wr = wr->next)
+            if (!wr->done && wr->lstart == upto) upto = wr->lstart + wr->len;
+        if (!start_sync(aw, upto, true)) return;   /* a rewrite's two files: the next iteration */
+    } else if (upto > atomic_load(&L.synced)) {
+        start_sync(aw, upto, false);
     }
+}
+
+/* everysec: worker 0, once a second, what is written. */
+static void sync_written(struct aof_writer *aw) {
+    uint64_t w = aof_written();
+    if (w > atomic_load(&L.synced)) start_sync(aw, w, false);
 }
 
 /* Worker 0: a file no longer current whose bytes are all durable closes. */
@@ -527,17 +577,19 @@ static void close_old_files(void) {
 struct file_op *aof_iteration(struct aof_writer *aw, long long now_ms, uint64_t *wake) {
     *wake = 0;
     seal(aw);
+    bool hold_ops = false;
     if (atomic_load(&L.cur)) {
         enum aof_fsync p = policy();
         bool hold = CONFIG_GET(no_appendfsync_on_rewrite) && aof_rewrite_in_progress();
         if (p == AOF_FSYNC_ALWAYS) {
-            sync_written(aw);
+            hold_ops = aw->sync_inflight;
+            sync_always(aw);
         } else if (p == AOF_FSYNC_NO || hold) {
             /* nothing is fsynced: what is written counts (for closing files) */
             uint64_t w = aof_written(), cur = atomic_load(&L.synced);
             while (cur < w && !atomic_compare_exchange_weak(&L.synced, &cur, w)) {}
         } else if (aw->id == 0 && now_ms - aw->last_fsync_ms >= 1000) {
-            if (atomic_load(&L.syncs_in_flight)) {
+            if (aw->sync_inflight) {
                 atomic_fetch_add(&L.delayed_fsync, 1);
             } else {
                 aw->last_fsync_ms = now_ms;
@@ -554,9 +606,11 @@ struct file_op *aof_iteration(struct aof_writer *aw, long long now_ms, uint64_t 
             if (g && g <= synced) *wake |= 1ull << i;
         }
     }
+    if (hold_ops) return NULL;
     struct file_op *ops = aw->ops;
     aw->ops = NULL;
     aw->ops_tail = &aw->ops;
+    for (struct aof_write *wr = aw->head; wr; wr = wr->next) wr->unsubmitted = false;
     return ops;
 }
 
@@ -737,7 +791,6 @@ int aof_open(struct rbuf *err) {
     uint64_t end = atomic_load(&L.reserved);
     M.switch_at = f->start;
     atomic_store(&L.synced, end);
-    atomic_store(&L.fsync_asked, end);
     atomic_store(&L.cur, f);
     atomic_store(&rk_aof_on, true);
     return 0;
