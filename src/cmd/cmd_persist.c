@@ -1,9 +1,11 @@
 /*
- * Persistence commands: SAVE, BGSAVE, LASTSAVE, SHUTDOWN's save, DEBUG
- * RELOAD, FLUSHALL's save, INFO persistence, and the load at startup.
- * The files and snapshots themselves are persist/'s (snapshot.h,
- * rdb_file.h, rdb_load.h); this layer adds what they must not know of:
- * FUNCTION libraries, the RSS for the header, and the replies.
+ * Persistence commands: SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, SHUTDOWN's
+ * save, DEBUG RELOAD, FLUSHALL's save, INFO persistence, the load at
+ * startup (the RDB file, or the AOF's records replayed here) and the
+ * cron's switch of appendonly. The files and snapshots themselves are
+ * persist/'s (snapshot.h, rdb_file.h, rdb_load.h, aof.h); this layer adds
+ * what they must not know of: FUNCTION libraries, the RSS for the header,
+ * running commands, and the replies.
  *
  * SAVE, BGSAVE, SHUTDOWN, DEBUG and FLUSHALL run holding every shard
  * (CMD_ALLSHARDS), which is what makes a save one moment of the whole
@@ -173,7 +175,8 @@ bool persist_shutdown_save(struct cmd_ctx *c) {
  * the empty dataset is saved at once, as Redis does. */
 void persist_after_flushall(struct cmd_ctx *c) {
     snapshot_abort(c->shards, c->nshards);
-    if (!*config_save_points()) return;
+    /* not while the AOF's FLUSHALL records replay */
+    if (!*config_save_points() || (atomic_load(&rk_persist.gate) & PERSIST_GATE_LOADING)) return;
     struct rbuf err = { 0 };
     if (save_now(c, &err))   /* this command's own changes are part of the save */
         atomic_store(&rk_persist.dirty_at_save, persist_total_dirty(c->shards, c->nshards) + c->dirty);

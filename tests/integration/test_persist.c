@@ -150,6 +150,17 @@ static char *dataset_text(redisContext *c) {
     return out.buf;
 }
 
+/* Server s holds the dataset before (freed), and stops. */
+static void expect_dataset(struct server *s, char *before) {
+    redisContext *c = h_connect(s);
+    char *after = dataset_text(c);
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+    redisFree(c);
+    assert_int_equal(server_stop(s), 0);
+}
+
 /* Keys of every type in several databases, some with a TTL, some big
  * enough for each type's big encoding, a stream with a group. */
 static void populate(redisContext *c, int n) {
@@ -207,13 +218,7 @@ static void save_and_restart(const char *how) {
     assert_int_equal(server_stop(&a), 0);
 
     start_in_dir(&b, "");
-    c = h_connect(&b);
-    char *after = dataset_text(c);
-    assert_string_equal(before, after);
-    free(before);
-    free(after);
-    redisFree(c);
-    assert_int_equal(server_stop(&b), 0);
+    expect_dataset(&b, before);
 }
 
 static void test_save_restart(void **state) {
@@ -307,13 +312,7 @@ static void exchange(bool from_redis) {
     assert_int_equal(server_stop(&a), 0);
 
     start_kind(&b, !from_redis);
-    c = h_connect(&b);
-    char *after = dataset_text(c);
-    assert_string_equal(before, after);
-    free(before);
-    free(after);
-    redisFree(c);
-    assert_int_equal(server_stop(&b), 0);
+    expect_dataset(&b, before);
 }
 
 static bool have_redis_server(void) {
@@ -545,13 +544,7 @@ static void aof_exchange(bool from_redis) {
     redisFree(c);
     assert_int_equal(server_stop(&a), 0);
     start_aof_kind(&b, !from_redis);
-    c = h_connect(&b);
-    char *after = dataset_text(c);
-    assert_string_equal(before, after);
-    free(before);
-    free(after);
-    redisFree(c);
-    assert_int_equal(server_stop(&b), 0);
+    expect_dataset(&b, before);
 }
 
 static void test_aof_from_redis(void **state) {
