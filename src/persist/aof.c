@@ -4,7 +4,7 @@
  *
  * Who touches what. A writer belongs to its worker's thread: its buffer,
  * its writes in flight and the completions of its file_ops. The log is
- * shared: `reserved`, `synced`, `fsync_asked`, each worker's
+ * shared: `reserved`, `synced`, each worker's
  * `pending_low` and `waiting` are atomics. The current file changes only
  * while a rewrite's coordinator holds every shard, when no other thread
  * has records to seal; a file that is no longer current stays open until
@@ -40,7 +40,6 @@ _Atomic bool rk_aof_on;
 
 struct aof_file {
     int fd;
-    unsigned seq;
     uint64_t start;              /* logical offset of its first byte */
     _Atomic uint64_t end;        /* logical end; NONE while records go to it */
     struct aof_file *older;      /* the file before it, until durable past its end */
@@ -644,7 +643,7 @@ static struct {
     /* rewrite */
     _Atomic bool rewriting, scheduled, last_rewrite_ok;
     _Atomic long long rewrite_start_ms, last_rewrite_secs, rewrites, failures;
-    unsigned old_base, old_incr[16], nold;   /* what the rewrite replaces */
+    unsigned old_incr[16], nold;             /* the incremental files the rewrite replaces */
     unsigned new_base;
     uint64_t switch_at;
     struct snapshot_target target;
@@ -737,7 +736,6 @@ static struct aof_file *file_open(unsigned seq, struct rbuf *err) {
     }
     struct aof_file *f = rk_calloc(1, sizeof *f);
     f->fd = fd;
-    f->seq = seq;
     /* its bytes so far take the next logical range */
     f->start = atomic_fetch_add(&L.reserved, (uint64_t)st.st_size);
     atomic_store(&f->end, NONE);
