@@ -135,7 +135,7 @@ cat "$results" >&2
 {
     echo "# Persistence: BGSAVE under writes, and loading (bench/persist.sh)"
     echo
-    echo "$(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r). $KEYS string keys (DEBUG POPULATE);"
+    echo "$(date -u +%Y-%m-%d), $(nproc) CPUs, $(uname -r). $KEYS string keys key:<12 digits> = xxx (loaded through redis-cli --pipe);"
     echo "during BGSAVE: \`taskset -c $CLIENT_CPU redis-benchmark -c $CLIENTS -P $P -r $KEYS -t set\` and a"
     echo "probe sending one PING at a time (bench/rtt_probe.py). Servers on CPU $SERVER_CPU:"
     echo "\`$REDIS --save \"\" --appendonly no\`, \`$RINGKV --threads $THREADS --save \"\"\`."

@@ -28,9 +28,10 @@
  * prefix durable (`synced`). With `appendfsync always`, output leaves a
  * client only once `synced` has reached where `reserved` stood when the
  * output was flushed (aof_reply_gate): every write the reply could depend
- * on, on any thread, is on disk. Writes that complete start the next
- * fsync at once, so one fsync serves every write of the iterations in
- * between (group commit). A crash leaves at worst a hole past the synced
+ * on, on any thread, is on disk. There each write leaves with RWF_DSYNC
+ * (durable when it completes, so the written prefix is the durable one),
+ * one per worker in flight; the records sealed meanwhile go together in
+ * the next one (group commit). A crash leaves at worst a hole past the synced
  * prefix: the loader stops at the first byte that does not start a
  * command, so it keeps a prefix, and every acknowledged write is in it.
  */
@@ -70,14 +71,12 @@ void aof_block_end(void);
 /* This thread's records take their place in the file now. */
 void aof_seal(void);
 
-/* The worker's loop, each iteration: seal, start the fsync that is due,
+/* The worker's loop, each iteration: seal, start the write or fsync that is due,
  * and hand back the file_ops to submit (in order). *wake: workers whose
  * gated output may leave now (bits by id). */
 struct file_op *aof_iteration(struct aof_writer *aw, long long now_ms, uint64_t *wake);
 /* Whether aw has writes in flight (shutdown waits for them). */
 bool aof_writer_busy(const struct aof_writer *aw);
-/* Whether aw's fsync is in flight (its loop may gather input meanwhile). */
-bool aof_writer_syncing(const struct aof_writer *aw);
 
 /* appendfsync always: the offset output flushed now must wait for (0:
  * none), and whether the log is durable up to gate. */

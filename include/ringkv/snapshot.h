@@ -35,16 +35,16 @@ struct shard;
 
 /* A file operation for a worker to submit through its ring. done runs on
  * that worker with the result (bytes written, 0, or -errno). */
-enum file_op_kind { FOP_WRITE, FOP_FSYNC, FOP_FDATASYNC, FOP_RENAME };
+/* FOP_WRITE_DSYNC: a write that completes once its bytes are durable (RWF_DSYNC) */
+enum file_op_kind { FOP_WRITE, FOP_WRITE_DSYNC, FOP_FSYNC, FOP_FDATASYNC, FOP_RENAME };
 struct file_op {
     struct file_op *next;
     enum file_op_kind kind;
     int fd;
-    const char *buf;           /* FOP_WRITE */
+    const char *buf;           /* FOP_WRITE, FOP_WRITE_DSYNC */
     size_t len;
     uint64_t off;
     const char *from, *to;     /* FOP_RENAME */
-    bool link;                 /* the next op starts once this one completed whole (IOSQE_IO_LINK) */
     void (*done)(struct file_op *op, int res);
 };
 

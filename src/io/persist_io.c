@@ -24,7 +24,9 @@ static void submit_file_op(struct worker *w, struct file_op *op) {
     struct io_uring_sqe *sqe = ring_sqe(w);
     switch (op->kind) {
     case FOP_WRITE:
+    case FOP_WRITE_DSYNC:
         io_uring_prep_write(sqe, op->fd, op->buf, (unsigned)(op->len > (1u << 30) ? (1u << 30) : op->len), op->off);
+        if (op->kind == FOP_WRITE_DSYNC) sqe->rw_flags = RWF_DSYNC;
         break;
     case FOP_FSYNC:
         io_uring_prep_fsync(sqe, op->fd, 0);
@@ -36,7 +38,6 @@ static void submit_file_op(struct worker *w, struct file_op *op) {
         io_uring_prep_renameat(sqe, AT_FDCWD, op->from, AT_FDCWD, op->to, 0);
         break;
     }
-    if (op->link) sqe->flags |= IOSQE_IO_LINK;
     io_uring_sqe_set_data64(sqe, ((uint64_t)UD_FILE << 56) | ((uintptr_t)op & UD_FILE_PTR_MASK));
 }
 

@@ -206,8 +206,6 @@ static void worker_cron(struct worker *w) {
 /* Wait for work, unless another worker has already queued some for us. The
  * sleeping flag and the inbox check form a Dekker pair with the producer's
  * push-then-check in xshard_flush(): one of the two always sees the other. */
-#define AOF_GATHER_US 100
-
 static void submit_and_wait(struct worker *w, bool busy) {
     struct __kernel_timespec ts = { 0, 0 };
     struct io_uring_cqe *cqe;
@@ -244,11 +242,7 @@ static void submit_and_wait(struct worker *w, bool busy) {
      * waking us alone. A busy worker, whose peers keep it fed, wakes at once. */
     bool peers_active = w->now_ms - w->last_peer_ms < 100;
     bool light = w->iter_cmds_avg < LIGHT_ITER_CMDS;
-    /* appendfsync always, our fsync in flight: replies wait for it anyway,
-     * so gather the requests arriving meanwhile into fewer iterations */
-    if (w->min_wait_ok && RK_UNLIKELY(aof_writer_syncing(w->aof)))
-        ring_enter_min_wait(w, &ts, AOF_GATHER_US);
-    else if (w->min_wait_ok && min_wait > 0 && loaded && (!peers_active || light))
+    if (w->min_wait_ok && min_wait > 0 && loaded && (!peers_active || light))
         ring_enter_min_wait(w, &ts, (unsigned)min_wait);
     else
         io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);

@@ -55,6 +55,8 @@ struct aof_write {
     bool done;
     bool unsubmitted;            /* queued, not handed to the ring yet */
 };
+/* appendfsync always: a write leaves as FOP_WRITE_DSYNC and counts in the
+ * writer's sync_inflight until it completes whole. */
 
 struct aof_sync {                /* fdatasync of each file with bytes below upto not yet durable */
     struct aof_writer *aw;
@@ -73,7 +75,7 @@ struct aof_writer {
     struct aof_write *head, *tail;
     struct file_op *ops, **ops_tail;
     long long last_fsync_ms;     /* worker 0: everysec */
-    bool sync_inflight;          /* an fsync of ours is in flight */
+    unsigned sync_inflight;      /* our fsyncs and durable writes in flight */
     bool synced_more;            /* an fsync of ours completed: wake who waits */
 };
 
@@ -81,6 +83,7 @@ static struct {
     _Atomic(struct aof_file *) cur;
     _Atomic uint64_t reserved;
     _Atomic uint64_t synced;
+    _Atomic uint64_t plain_end;      /* end of the last write that completed without RWF_DSYNC */
     _Atomic uint64_t pending_low[RK_MAX_THREADS];
     _Atomic uint64_t waiting[RK_MAX_THREADS];
     _Atomic unsigned syncs_in_flight;
@@ -113,7 +116,10 @@ void aof_writer_free(struct aof_writer *aw) {
 
 bool aof_writer_busy(const struct aof_writer *aw) { return aw->head != NULL || aw->ops != NULL; }
 
-bool aof_writer_syncing(const struct aof_writer *aw) { return aw && aw->sync_inflight; }
+static void advance_synced(uint64_t upto) {
+    uint64_t cur = atomic_load(&L.synced);
+    while (cur < upto && !atomic_compare_exchange_weak(&L.synced, &cur, upto)) {}
+}
 
 /* ------------------------------------------------------------ records */
 
@@ -405,11 +411,6 @@ static void queue_op(struct aof_writer *aw, struct file_op *op) {
 static void write_done(struct file_op *op, int res) {
     struct aof_write *wr = (struct aof_write *)op;
     struct aof_writer *aw = wr->aw;
-    op->link = false;
-    if (res == -ECANCELED) {   /* linked behind a write that came up short */
-        queue_op(aw, op);
-        return;
-    }
     if (res < 0 || (res == 0 && op->len)) {
         if (policy() == AOF_FSYNC_ALWAYS) {
             fprintf(stderr, "Can't recover from AOF write error when the AOF fsync policy is 'always': %s. "
@@ -421,15 +422,21 @@ static void write_done(struct file_op *op, int res) {
         queue_op(aw, op);
         return;
     }
-    if ((size_t)res < op->len) {
+    if ((size_t)res < op->len) {   /* the rest leaves as a new write */
         op->buf += res;
         op->len -= (size_t)res;
         op->off += (uint64_t)res;
+        if (op->kind == FOP_WRITE_DSYNC) {
+            op->kind = FOP_WRITE;
+            aw->sync_inflight--;
+        }
         queue_op(aw, op);
         return;
     }
     atomic_store(&L.write_error, 0);
     wr->done = true;
+    uint64_t end = wr->lstart + wr->len;
+    bool durable = op->kind == FOP_WRITE_DSYNC;
     while (aw->head && aw->head->done) {
         struct aof_write *h = aw->head;
         aw->head = h->next;
@@ -438,6 +445,18 @@ static void write_done(struct file_op *op, int res) {
     }
     if (!aw->head) aw->tail = NULL;
     atomic_store(&L.pending_low[aw->id], aw->head ? aw->head->lstart : NONE);
+    if (!durable) {
+        uint64_t cur = atomic_load(&L.plain_end);
+        while (cur < end && !atomic_compare_exchange_weak(&L.plain_end, &cur, end)) {}
+        return;
+    }
+    /* Every write below the written prefix that completed since the last
+     * fsync was durable on its own: the prefix is durable, unless a plain
+     * write (before the policy became always) still waits for an fsync. */
+    uint64_t written = aof_written();
+    if (atomic_load(&L.plain_end) <= atomic_load(&L.synced)) advance_synced(written);
+    aw->sync_inflight--;
+    aw->synced_more = true;
 }
 
 static struct aof_write *seal(struct aof_writer *aw) {
@@ -486,7 +505,7 @@ void aof_seal(void) {
 
 static void sync_done(struct file_op *op, int res) {
     struct aof_sync *s = (struct aof_sync *)((char *)(op - (op->off)) - offsetof(struct aof_sync, ops));
-    if (res < 0 && res != -ECANCELED) {   /* cancelled: linked behind a write that came up short */
+    if (res < 0) {
         if (policy() == AOF_FSYNC_ALWAYS) {
             fprintf(stderr, "Can't persist AOF for fsync error when the AOF fsync policy is 'always': %s. Exiting...\n",
                     strerror(-res));
@@ -494,26 +513,23 @@ static void sync_done(struct file_op *op, int res) {
         }
         atomic_store(&L.write_error, -res);
     }
-    if (res == -ECANCELED) s->upto = 0;
+    if (res < 0) s->upto = 0;
     if (--s->left) return;
-    uint64_t cur = atomic_load(&L.synced);
-    while (cur < s->upto && !atomic_compare_exchange_weak(&L.synced, &cur, s->upto)) {}
+    advance_synced(s->upto);
     s->aw->synced_more = true;
-    s->aw->sync_inflight = false;
+    s->aw->sync_inflight--;
     atomic_fetch_sub(&L.syncs_in_flight, 1);
     free(s);
 }
 
 /* An fdatasync of every file holding bytes in [synced, upto), queued
- * after the writer's ops; linked behind them when link is set and one
- * file is concerned (else false, and nothing queued). */
-static bool start_sync(struct aof_writer *aw, uint64_t upto, bool link) {
+ * after the writer's ops. */
+static void start_sync(struct aof_writer *aw, uint64_t upto) {
     uint64_t from = atomic_load(&L.synced);
     unsigned n = 0;
     for (struct aof_file *f = atomic_load(&L.cur); f; f = f->older)
         if (atomic_load(&f->end) > from && f->start < upto) n++;
-    if (!n || (link && n > 1)) return false;
-    for (struct file_op *op = link ? aw->ops : NULL; op; op = op->next) op->link = true;
+    if (!n) return;
     struct aof_sync *s = rk_calloc(1, sizeof *s + n * sizeof *s->ops);
     s->aw = aw;
     s->upto = upto;
@@ -526,34 +542,36 @@ static bool start_sync(struct aof_writer *aw, uint64_t upto, bool link) {
             queue_op(aw, &s->ops[i]);
             i++;
         }
-    aw->sync_inflight = true;
+    aw->sync_inflight++;
     atomic_fetch_add(&L.syncs_in_flight, 1);
-    return true;
 }
 
-/* appendfsync always, this worker's part of the group commit. One fsync
- * of its own at a time: while it is in flight, the writes it seals wait;
- * then they all go in one submission, linked, with the fsync behind them.
- * That fsync covers them and every write that completed before it, so
- * the log is durable up to the end of the run of them that continues
- * what was written when they left (aof_written). With nothing of its own
- * to write, a worker fsyncs what others wrote and no fsync covered. */
+/* appendfsync always, this worker's part of the group commit. Its writes
+ * leave with RWF_DSYNC: each completes once its bytes are durable, in one
+ * operation (a write linked to an fsync would wait for this thread's next
+ * pass through the kernel between the two). One of them in flight at a
+ * time: the records sealed meanwhile merge into one write that leaves when
+ * it is back. Since every write completes durable, the written prefix is
+ * the durable one (write_done). Writes that completed plain, before the
+ * policy became always, get one fdatasync first. */
 static void sync_always(struct aof_writer *aw) {
     if (aw->sync_inflight) return;
-    uint64_t upto = aof_written();
-    if (aw->ops) {
-        for (struct aof_write *wr = aw->head; wr; wr = wr->next)
-            if (!wr->done && wr->lstart == upto) upto = wr->lstart + wr->len;
-        if (!start_sync(aw, upto, true)) return;   /* a rewrite's two files: the next iteration */
-    } else if (upto > atomic_load(&L.synced)) {
-        start_sync(aw, upto, false);
+    uint64_t written = aof_written();
+    if (atomic_load(&L.plain_end) > atomic_load(&L.synced) && written > atomic_load(&L.synced)) {
+        start_sync(aw, written);
+        return;
     }
+    for (struct file_op *op = aw->ops; op; op = op->next)
+        if (op->kind == FOP_WRITE || op->kind == FOP_WRITE_DSYNC) {
+            op->kind = FOP_WRITE_DSYNC;
+            aw->sync_inflight++;
+        }
 }
 
 /* everysec: worker 0, once a second, what is written. */
 static void sync_written(struct aof_writer *aw) {
     uint64_t w = aof_written();
-    if (w > atomic_load(&L.synced)) start_sync(aw, w, false);
+    if (w > atomic_load(&L.synced)) start_sync(aw, w);
 }
 
 /* Worker 0: a file no longer current whose bytes are all durable closes. */
