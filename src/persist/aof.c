@@ -76,7 +76,7 @@ struct aof_writer {
     struct file_op *ops, **ops_tail;
     long long last_fsync_ms;     /* worker 0: everysec */
     unsigned sync_inflight;      /* our fsyncs and durable writes in flight */
-    bool synced_more;            /* an fsync of ours completed: wake who waits */
+    bool synced_more;            /* an fsync or durable write of ours completed: wake who waits */
 };
 
 static struct {
@@ -472,7 +472,7 @@ static struct aof_write *seal(struct aof_writer *aw) {
     uint64_t off = atomic_fetch_add(&L.reserved, aw->buf.len);
     struct aof_write *last = aw->tail;
     if (last && last->unsubmitted && last->lstart + last->len == off && last->op.fd == f->fd) {
-        /* right behind a write that waits for the fsync in flight: one write */
+        /* right behind a write held while our durable write is out: one write */
         last->data = rk_realloc(last->data, last->len + aw->buf.len);
         memcpy(last->data + last->len, aw->buf.buf, aw->buf.len);
         last->len += aw->buf.len;
