@@ -562,8 +562,10 @@ static void test_aof_to_redis(void **state) {
 /* kill -9 at a moment the test does not control: connections on every
  * thread write with pipelines in flight. With appendfsync always every
  * write whose reply arrived is there after the restart; with any policy
- * each connection's writes that survive are a prefix of what it sent,
- * and an MSET across shards is there whole or not at all. */
+ * each connection's writes that survive are a prefix of what it sent
+ * (its keys share a hash tag: commands of one client for one shard run
+ * in the order sent; across shards a pipeline has no such order), and an
+ * MSET across shards is there whole or not at all. */
 enum { KILL_CONNS = 8, KILL_ROUNDS = 40, KILL_BURST = 64 };
 
 static void kill_and_check(const char *fsync, unsigned seed) {
@@ -578,15 +580,15 @@ static void kill_and_check(const char *fsync, unsigned seed) {
     }
     srand(seed);
     int rounds = 1 + rand() % KILL_ROUNDS, kill_after = rand() % (KILL_CONNS * KILL_BURST);
-    /* write n of connection i: SET c<i>:<n> n, and every 4th an MSET of
-     * two keys on (likely) different shards */
+    /* write n of connection i: SET {c<i>}:<n> n, and every 4th an MSET
+     * of it and a key on (likely) another shard */
     for (int r = 0; r <= rounds; r++) {
         int burst = r < rounds ? 4 : KILL_BURST;
         for (int i = 0; i < KILL_CONNS; i++)
             for (int k = 0; k < burst; k++, sent[i]++) {
                 int n = sent[i];
-                if (n % 4 == 3) redisAppendCommand(cs[i], "MSET c%d:%d %d pair%d:%d %d", i, n, n, i, n, n);
-                else redisAppendCommand(cs[i], "SET c%d:%d %d", i, n, n);
+                if (n % 4 == 3) redisAppendCommand(cs[i], "MSET {c%d}:%d %d pair%d:%d %d", i, n, n, i, n, n);
+                else redisAppendCommand(cs[i], "SET {c%d}:%d %d", i, n, n);
             }
         int got = 0;
         for (int i = 0; i < KILL_CONNS; i++) {
@@ -628,7 +630,7 @@ static void kill_and_check(const char *fsync, unsigned seed) {
     for (int i = 0; i < KILL_CONNS; i++) {
         bool gone = false;
         for (int n = 0; n < sent[i]; n++) {
-            redisReply *r = cmd(c, "GET c%d:%d", i, n);
+            redisReply *r = cmd(c, "GET {c%d}:%d", i, n);
             bool there = r->type == REDIS_REPLY_STRING;
             if (there) assert_int_equal(atoi(r->str), n);
             freeReplyObject(r);
