@@ -109,9 +109,16 @@ void aof_close(void);
 /* BGREWRITEAOF's start: a new incremental file takes the records from
  * now on, and a snapshot of this moment becomes the new base (through
  * snapshot.h); when it is written the manifest names it and the files it
- * replaces go. header: the snapshot's RDB header. 0, or -1 with err. */
-int aof_rewrite_begin(struct shard **shards, unsigned n, const struct rbuf *header, long long now_ms,
+ * replaces go. rdb (aof-use-rdb-preamble): the base is an RDB file and
+ * header its RDB header; else a file of commands (a RESTORE ... ABSTTL
+ * per key) and header the commands before them (aof_put_timestamp,
+ * FUNCTION LOAD of each library). 0, or -1 with err. */
+int aof_rewrite_begin(struct shard **shards, unsigned n, const struct rbuf *header, bool rdb, long long now_ms,
                       struct rbuf *err);
+/* A command as a record (RESP), and with aof-timestamp-enabled the
+ * `#TS:<unix seconds>` annotation Redis writes, for a base's header. */
+void aof_put_command(struct rbuf *b, int argc, const struct slice *argv);
+void aof_put_timestamp(struct rbuf *b);
 /* At exit, workers stopped: write what is sealed and fsync. */
 void aof_flush_at_exit(void);
 

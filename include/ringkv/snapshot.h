@@ -31,6 +31,7 @@
 
 #include "ringkv/common.h"
 
+struct kv_entry;
 struct shard;
 
 /* A file operation for a worker to submit through its ring. done runs on
@@ -81,6 +82,10 @@ int rdb_save_now(struct shard **shards, unsigned n, const struct rbuf *header, l
 struct snapshot_target {
     char tmp[PATH_MAX], path[PATH_MAX];
     void (*done)(bool ok, long long now_ms);
+    /* NULL: an RDB file. Else the file is the header and then what this
+     * appends for each key (*last_db: the database of the chunk's last
+     * key, -1 at a chunk's start), without RDB sizes or trailer. */
+    void (*put_key)(struct rbuf *b, long *last_db, unsigned db, const struct kv_entry *e, bool compress);
 };
 
 /* BGSAVE's start (to NULL: dbfilename), every shard held by the caller:

@@ -38,6 +38,18 @@ static void save_header(struct rbuf *b, long long now_ms) {
     script_function_foreach(put_function, b);
 }
 
+static void put_function_load(void *arg, struct slice name, struct slice code) {
+    (void)name;
+    const struct slice argv[3] = { { "FUNCTION", 8 }, { "LOAD", 4 }, code };
+    aof_put_command(arg, 3, argv);
+}
+
+/* What an AOF base of commands (aof-use-rdb-preamble no) starts with. */
+static void aof_base_header(struct rbuf *b) {
+    aof_put_timestamp(b);
+    script_function_foreach(put_function_load, b);
+}
+
 /* SAVE's work, every shard the caller's; logged as Redis logs it. */
 static bool save_shards(struct shard **shards, unsigned n, long long now_ms, struct rbuf *err) {
     struct rbuf header = { 0 };
@@ -118,8 +130,10 @@ void cmd_bgrewriteaof(struct cmd_ctx *c) {
         return;
     }
     struct rbuf header = { 0 }, err = { 0 };
-    save_header(&header, c->now_ms);
-    if (aof_rewrite_begin(c->shards, c->nshards, &header, c->now_ms, &err) == 0) {
+    bool rdb = CONFIG_GET(aof_use_rdb_preamble);
+    if (rdb) save_header(&header, c->now_ms);
+    else aof_base_header(&header);
+    if (aof_rewrite_begin(c->shards, c->nshards, &header, rdb, c->now_ms, &err) == 0) {
         reply_simple(&c->r, "Background append only file rewriting started");
     } else {
         printf("ringkv: can't rewrite the append only file in background: %.*s\n", (int)err.len, err.buf);

@@ -22,12 +22,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ringkv/command.h"
 #include "ringkv/config.h"
 #include "ringkv/db.h"
 #include "ringkv/entry.h"
+#include "ringkv/rdb_codec.h"
+#include "ringkv/rdb_value.h"
 #include "ringkv/server.h"
 #include "ringkv/snapshot.h"
 #include "ringkv/util.h"
@@ -75,6 +78,7 @@ struct aof_writer {
     struct aof_write *head, *tail;
     struct file_op *ops, **ops_tail;
     long long last_fsync_ms;     /* worker 0: everysec */
+    long long last_ts;           /* unix seconds of our last #TS annotation */
     unsigned sync_inflight;      /* our fsyncs and durable writes in flight */
     bool synced_more;            /* an fsync or durable write of ours completed: wake who waits */
 };
@@ -84,6 +88,7 @@ static struct {
     _Atomic uint64_t reserved;
     _Atomic uint64_t synced;
     _Atomic uint64_t plain_end;      /* end of the last write that completed without RWF_DSYNC */
+    _Atomic uint64_t fsynced;        /* what the last fdatasync covered */
     _Atomic uint64_t pending_low[RK_MAX_THREADS];
     _Atomic uint64_t waiting[RK_MAX_THREADS];
     _Atomic unsigned syncs_in_flight;
@@ -116,9 +121,9 @@ void aof_writer_free(struct aof_writer *aw) {
 
 bool aof_writer_busy(const struct aof_writer *aw) { return aw->head != NULL || aw->ops != NULL; }
 
-static void advance_synced(uint64_t upto) {
-    uint64_t cur = atomic_load(&L.synced);
-    while (cur < upto && !atomic_compare_exchange_weak(&L.synced, &cur, upto)) {}
+static void atomic_max(_Atomic uint64_t *a, uint64_t v) {
+    uint64_t cur = atomic_load(a);
+    while (cur < v && !atomic_compare_exchange_weak(a, &cur, v)) {}
 }
 
 /* ------------------------------------------------------------ records */
@@ -152,9 +157,16 @@ static void put_cmd(struct rbuf *b, const char *name) {
 
 /* A record for database db begins: SELECT first where the buffer's last
  * record was for another one (a sealed buffer always starts with one:
- * buffers of other threads may come between). */
+ * buffers of other threads may come between). With aof-timestamp-enabled,
+ * a `#TS:<unix seconds>` annotation first when the second changed since
+ * this writer's last one, as Redis writes them (redis-check-aof
+ * --truncate-to-timestamp cuts at them; loading skips them). */
 static struct rbuf *record_start(struct aof_writer *aw, int db) {
     struct rbuf *b = &aw->buf;
+    if (RK_UNLIKELY(CONFIG_GET(aof_timestamp_enabled)) && time(NULL) > aw->last_ts) {
+        aw->last_ts = (long long)time(NULL);
+        aof_put_timestamp(b);
+    }
     if (aw->block_depth && ++aw->block_records == 2) {
         /* a second record: the block becomes MULTI ... EXEC */
         static const char multi[] = "*1\r\n$5\r\nMULTI\r\n";
@@ -402,6 +414,11 @@ static uint64_t aof_written(void) {
     return w;
 }
 
+/* Whether every write that completed without RWF_DSYNC is covered by an
+ * fdatasync: then all that is written is durable (a write that completes
+ * with RWF_DSYNC is). */
+static bool plain_writes_synced(void) { return atomic_load(&L.plain_end) <= atomic_load(&L.fsynced); }
+
 static void queue_op(struct aof_writer *aw, struct file_op *op) {
     op->next = NULL;
     *aw->ops_tail = op;
@@ -437,6 +454,8 @@ static void write_done(struct file_op *op, int res) {
     wr->done = true;
     uint64_t end = wr->lstart + wr->len;
     bool durable = op->kind == FOP_WRITE_DSYNC;
+    /* before the written prefix can pass it: no one may take it for durable */
+    if (!durable) atomic_max(&L.plain_end, end);
     while (aw->head && aw->head->done) {
         struct aof_write *h = aw->head;
         aw->head = h->next;
@@ -445,16 +464,8 @@ static void write_done(struct file_op *op, int res) {
     }
     if (!aw->head) aw->tail = NULL;
     atomic_store(&L.pending_low[aw->id], aw->head ? aw->head->lstart : NONE);
-    if (!durable) {
-        uint64_t cur = atomic_load(&L.plain_end);
-        while (cur < end && !atomic_compare_exchange_weak(&L.plain_end, &cur, end)) {}
-        return;
-    }
-    /* Every write below the written prefix that completed since the last
-     * fsync was durable on its own: the prefix is durable, unless a plain
-     * write (before the policy became always) still waits for an fsync. */
-    uint64_t written = aof_written();
-    if (atomic_load(&L.plain_end) <= atomic_load(&L.synced)) advance_synced(written);
+    if (!durable) return;
+    if (plain_writes_synced()) atomic_max(&L.synced, aof_written());
     aw->sync_inflight--;
     aw->synced_more = true;
 }
@@ -515,7 +526,8 @@ static void sync_done(struct file_op *op, int res) {
     }
     if (res < 0) s->upto = 0;
     if (--s->left) return;
-    advance_synced(s->upto);
+    atomic_max(&L.fsynced, s->upto);
+    atomic_max(&L.synced, plain_writes_synced() ? aof_written() : s->upto);
     s->aw->synced_more = true;
     s->aw->sync_inflight--;
     atomic_fetch_sub(&L.syncs_in_flight, 1);
@@ -529,7 +541,10 @@ static void start_sync(struct aof_writer *aw, uint64_t upto) {
     unsigned n = 0;
     for (struct aof_file *f = atomic_load(&L.cur); f; f = f->older)
         if (atomic_load(&f->end) > from && f->start < upto) n++;
-    if (!n) return;
+    if (!n) {   /* no open file holds such bytes */
+        atomic_max(&L.fsynced, upto);
+        return;
+    }
     struct aof_sync *s = rk_calloc(1, sizeof *s + n * sizeof *s->ops);
     s->aw = aw;
     s->upto = upto;
@@ -557,7 +572,7 @@ static void start_sync(struct aof_writer *aw, uint64_t upto) {
 static void sync_always(struct aof_writer *aw) {
     if (aw->sync_inflight) return;
     uint64_t written = aof_written();
-    if (atomic_load(&L.plain_end) > atomic_load(&L.synced) && written > atomic_load(&L.synced)) {
+    if (atomic_load(&L.plain_end) > atomic_load(&L.fsynced)) {
         start_sync(aw, written);
         return;
     }
@@ -597,14 +612,15 @@ struct file_op *aof_iteration(struct aof_writer *aw, long long now_ms, uint64_t 
     bool hold_ops = false;
     if (atomic_load(&L.cur)) {
         enum aof_fsync p = policy();
+        /* no-appendfsync-on-rewrite: while a rewrite runs, as `no` (Redis
+         * skips always's fsync then too) */
         bool hold = CONFIG_GET(no_appendfsync_on_rewrite) && aof_rewrite_in_progress();
-        if (p == AOF_FSYNC_ALWAYS) {
+        if (p == AOF_FSYNC_ALWAYS && !hold) {
             hold_ops = aw->sync_inflight;
             sync_always(aw);
         } else if (p == AOF_FSYNC_NO || hold) {
             /* nothing is fsynced: what is written counts (for closing files) */
-            uint64_t w = aof_written(), cur = atomic_load(&L.synced);
-            while (cur < w && !atomic_compare_exchange_weak(&L.synced, &cur, w)) {}
+            atomic_max(&L.synced, aof_written());
         } else if (aw->id == 0 && now_ms - aw->last_fsync_ms >= 1000) {
             if (aw->sync_inflight) {
                 atomic_fetch_add(&L.delayed_fsync, 1);
@@ -663,9 +679,12 @@ static struct {
     _Atomic long long rewrite_start_ms, last_rewrite_secs, rewrites, failures;
     unsigned old_incr[16], nold;             /* the incremental files the rewrite replaces */
     unsigned new_base;
+    bool new_base_rdb;
     uint64_t switch_at;
     struct snapshot_target target;
 } M = { .last_rewrite_ok = true, .last_rewrite_secs = -1 };
+
+static const char *base_kind(bool rdb) { return rdb ? "base.rdb" : "base.aof"; }
 
 static void file_path(char *buf, size_t n, unsigned seq, const char *kind) {
     snprintf(buf, n, "%.2048s/%.255s.%u.%s", M.dir, rk_config.appendfilename, seq, kind);
@@ -784,7 +803,7 @@ int aof_open(struct rbuf *err) {
     M.fixed_size = 0;
     if (M.base_seq) {
         char path[PATH_MAX + 64];
-        file_path(path, sizeof path, M.base_seq, M.base_rdb ? "base.rdb" : "base.aof");
+        file_path(path, sizeof path, M.base_seq, base_kind(M.base_rdb));
         struct stat st;
         if (stat(path, &st) == 0) M.fixed_size = st.st_size;
     }
@@ -854,22 +873,22 @@ static void rewrite_done(bool ok, long long now_ms) {
         unsigned old_base = M.base_seq;
         bool old_rdb = M.base_rdb;
         M.base_seq = M.new_base;
-        M.base_rdb = true;
+        M.base_rdb = M.new_base_rdb;
         memcpy(M.incr, keep, nkeep * sizeof *keep);
         M.nincr = nkeep;
         if (manifest_write(&err) != 0) {
             ok = false;
             printf("ringkv: %.*s\n", (int)err.len, err.buf);
         } else {
-            if (old_base && !CONFIG_GET(aof_disable_auto_gc)) remove_file(old_base, old_rdb ? "base.rdb" : "base.aof");
+            if (old_base && !CONFIG_GET(aof_disable_auto_gc)) remove_file(old_base, base_kind(old_rdb));
             for (unsigned j = 0; j < M.nold && !CONFIG_GET(aof_disable_auto_gc); j++) remove_file(M.old_incr[j], "incr.aof");
             struct stat st;
             char path[PATH_MAX + 64];
-            file_path(path, sizeof path, M.base_seq, "base.rdb");
+            file_path(path, sizeof path, M.base_seq, base_kind(M.base_rdb));
             M.base_size = M.fixed_size = stat(path, &st) == 0 ? st.st_size : 0;
         }
     }
-    if (!ok) remove_file(M.new_base, "base.rdb");
+    if (!ok) remove_file(M.new_base, base_kind(M.new_base_rdb));
     rbuf_free(&err);
     atomic_store(&M.last_rewrite_ok, ok);
     atomic_store(&M.last_rewrite_secs, (now_ms - atomic_load(&M.rewrite_start_ms) + 500) / 1000);
@@ -880,7 +899,41 @@ static void rewrite_done(bool ok, long long now_ms) {
     atomic_store(&M.rewriting, false);
 }
 
-int aof_rewrite_begin(struct shard **shards, unsigned n, const struct rbuf *header, long long now_ms,
+/* A key of a base of commands (aof-use-rdb-preamble no): RESTORE of its
+ * DUMP payload, its expiry absolute, after SELECT where needed. Any
+ * server that loads AOF files replays it, and it is exact for every type
+ * without a writer of commands per type. */
+static void put_base_key(struct rbuf *b, long *last_db, unsigned db, const struct kv_entry *e, bool compress) {
+    if (*last_db != (long)db) {
+        put_len(b, '*', 2);
+        put_arg(b, "SELECT", 6);
+        put_ll(b, db);
+        *last_db = db;
+    }
+    struct rbuf payload = { 0 };
+    rdb_put_value(&payload, e, compress);
+    rdb_payload_finish(&payload);
+    bool ttl = entry_has_expire(e);
+    put_len(b, '*', ttl ? 6 : 5);
+    put_arg(b, "RESTORE", 7);
+    put_arg(b, entry_key(e), entry_key_len(e));
+    put_ll(b, ttl ? entry_expire(e) : 0);
+    put_arg(b, payload.buf, payload.len);
+    put_arg(b, "REPLACE", 7);
+    if (ttl) put_arg(b, "ABSTTL", 6);
+    rbuf_free(&payload);
+}
+
+void aof_put_command(struct rbuf *b, int argc, const struct slice *argv) { put_argv(b, argc, argv); }
+
+void aof_put_timestamp(struct rbuf *b) {
+    if (!CONFIG_GET(aof_timestamp_enabled)) return;
+    char ts[32];
+    int n = snprintf(ts, sizeof ts, "#TS:%lld\r\n", (long long)time(NULL));
+    rbuf_append(b, ts, (size_t)n);
+}
+
+int aof_rewrite_begin(struct shard **shards, unsigned n, const struct rbuf *header, bool rdb, long long now_ms,
                       struct rbuf *err) {
     struct aof_file *cur = atomic_load(&L.cur);
     if (!cur || M.nincr >= 15) {
@@ -903,9 +956,11 @@ int aof_rewrite_begin(struct shard **shards, unsigned n, const struct rbuf *head
         return -1;
     }
     M.new_base = seq;
+    M.new_base_rdb = rdb;
     snprintf(M.target.tmp, sizeof M.target.tmp, "%.2048s/temp-rewriteaof-bg-%d.aof", M.dir, (int)getpid());
-    file_path(M.target.path, sizeof M.target.path, seq, "base.rdb");
+    file_path(M.target.path, sizeof M.target.path, seq, base_kind(rdb));
     M.target.done = rewrite_done;
+    M.target.put_key = rdb ? NULL : put_base_key;
     atomic_store(&M.rewriting, true);
     atomic_store(&M.scheduled, false);
     atomic_store(&M.rewrite_start_ms, now_ms);

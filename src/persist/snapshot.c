@@ -167,6 +167,7 @@ struct snapshot {
     char tmp[PATH_MAX], path[PATH_MAX];   /* absolute: CONFIG SET dir may move the cwd meanwhile */
     bool checksum, compress;
     void (*done)(bool ok, long long now_ms);   /* not BGSAVE's: the AOF's base */
+    void (*put_key)(struct rbuf *b, long *last_db, unsigned db, const struct kv_entry *e, bool compress);
     struct rbuf header;
     long long start_ms, dirty;
     _Atomic uint64_t end;         /* the next free offset */
@@ -236,11 +237,15 @@ static void seal(struct snap_part *part) {
 }
 
 static void save_entry(struct snap_part *part, unsigned dbi, struct kv_entry *e) {
-    if (part->buf_db != (long)dbi) {
-        rdb_put_selectdb(&part->buf, dbi);
-        part->buf_db = dbi;
+    if (part->snap->put_key) {
+        part->snap->put_key(&part->buf, &part->buf_db, dbi, e, part->snap->compress);
+    } else {
+        if (part->buf_db != (long)dbi) {
+            rdb_put_selectdb(&part->buf, dbi);
+            part->buf_db = dbi;
+        }
+        rdb_put_key(&part->buf, e, part->snap->compress);
     }
-    rdb_put_key(&part->buf, e, part->snap->compress);
     e->meta ^= ENTRY_SNAP;   /* now on the shard's side: saved */
     if (part->buf.len >= SNAPSHOT_CHUNK) seal(part);
 }
@@ -349,6 +354,11 @@ static void finish_step(struct file_op *op, int res) {
     }
     switch (snap->stage) {
     case FIN_HEADER:
+        if (snap->put_key) {   /* no trailer */
+            snap->stage = FIN_FSYNC;
+            finish_next(snap, (struct file_op){ .kind = FOP_FSYNC, .fd = snap->fd });
+            break;
+        }
         snap->stage = FIN_TRAILER;
         finish_next(snap, (struct file_op){ .kind = FOP_WRITE, .fd = snap->fd, .buf = snap->trailer,
                                             .len = RDB_TRAILER_LEN, .off = atomic_load(&snap->end) });
@@ -376,10 +386,12 @@ static void finish_start(struct snap_part *part) {
         finish_failed(snap);
         return;
     }
-    struct rbuf t = { 0 };
-    rdb_put_trailer(&t, snap->checksum ? file_crc(snap) : 0, snap->checksum);
-    memcpy(snap->trailer, t.buf, RDB_TRAILER_LEN);
-    rbuf_free(&t);
+    if (!snap->put_key) {
+        struct rbuf t = { 0 };
+        rdb_put_trailer(&t, snap->checksum ? file_crc(snap) : 0, snap->checksum);
+        memcpy(snap->trailer, t.buf, RDB_TRAILER_LEN);
+        rbuf_free(&t);
+    }
     snap->stage = FIN_HEADER;
     finish_next(snap, (struct file_op){ .kind = FOP_WRITE, .fd = snap->fd, .buf = snap->header.buf,
                                         .len = snap->header.len, .off = 0 });
@@ -455,6 +467,7 @@ int snapshot_begin(struct shard **shards, unsigned n, const struct rbuf *header,
         memcpy(snap->tmp, to->tmp, sizeof snap->tmp);
         memcpy(snap->path, to->path, sizeof snap->path);
         snap->done = to->done;
+        snap->put_key = to->put_key;
     } else {
         snprintf(snap->tmp, sizeof snap->tmp, "%s/%s", cwd, name);
         snprintf(snap->path, sizeof snap->path, "%s/%.*s", cwd, (int)(PATH_MAX / 2 - 2), rk_config.dbfilename);
@@ -465,12 +478,12 @@ int snapshot_begin(struct shard **shards, unsigned n, const struct rbuf *header,
         free(snap);
         return -1;
     }
-    snap->checksum = CONFIG_GET(rdbchecksum);
+    snap->checksum = CONFIG_GET(rdbchecksum) && !snap->put_key;
     snap->compress = CONFIG_GET(rdbcompression);
     rbuf_append(&snap->header, header->buf, header->len);
     /* The sizes of the moment, for the loader's tables: the chunks that
      * follow name their databases again. */
-    for (unsigned d = 0; d < shards[0]->ndb; d++) {
+    for (unsigned d = 0; d < shards[0]->ndb && !snap->put_key; d++) {
         size_t keys = 0, expires = 0;
         for (unsigned i = 0; i < n; i++) {
             keys += table_size(&shards[i]->dbs[d].table);

@@ -559,6 +559,74 @@ static void test_aof_to_redis(void **state) {
     aof_exchange(false);
 }
 
+/* A file of the AOF directory, whole (NUL-terminated; *len its size). */
+static char *aof_dir_file(const char *name, size_t *len) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/appendonlydir/%s", g_dir, name);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = 0;
+    fclose(f);
+    if (len) *len = (size_t)n;
+    return buf;
+}
+
+/* aof-use-rdb-preamble no: the rewrite's base is a file of commands
+ * (RESTORE per key, FUNCTION LOAD), with aof-timestamp-enabled's #TS
+ * annotations in it and in the records; ringkv, redis-check-aof and
+ * redis-server load the directory to the same dataset. */
+static void test_aof_commands_base(void **state) {
+    (void)state;
+    if (h_redis_mode()) skip();
+    dir_clear();
+    struct server a;
+    start_aof(&a, "always");   /* a reply: its records are in the file */
+    redisContext *c = h_connect(&a);
+    OK(c, "CONFIG SET aof-use-rdb-preamble no");
+    OK(c, "CONFIG SET aof-timestamp-enabled yes");
+    aof_writes(c);
+    char *incr = aof_dir_file("appendonly.aof.1.incr.aof", NULL);
+    assert_memory_equal(incr, "#TS:", 4);
+    free(incr);
+    STATUS(c, "Background append only file rewriting started", "BGREWRITEAOF");
+    wait_rewrite_done(c);
+    expect_status_field(c, "aof_last_bgrewrite_status", "ok");
+    OK(c, "SET after-rewrite 1");
+    char *manifest = aof_dir_file("appendonly.aof.manifest", NULL);
+    char *base_name = strstr(manifest, "appendonly.aof.2.base.aof");
+    assert_non_null(base_name);
+    assert_non_null(strstr(manifest, "type b"));
+    size_t blen;
+    char *base = aof_dir_file("appendonly.aof.2.base.aof", &blen);
+    assert_memory_equal(base, "#TS:", 4);
+    assert_non_null(memmem(base, blen, "$7\r\nRESTORE\r\n", 13));
+    assert_non_null(memmem(base, blen, "$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n", 24));
+    assert_non_null(memmem(base, blen, "$6\r\nABSTTL\r\n", 12));   /* ex1, ex2, ex3 */
+    free(base);
+    free(manifest);
+    restart_same(&a, &c, "everysec");
+    BULK(c, "1", "GET after-rewrite");
+    char *before = dataset_text(c);
+    redisFree(c);
+    assert_int_equal(server_stop(&a), 0);
+    if (have_redis_server()) {
+        char check[512];
+        snprintf(check, sizeof check, "redis-check-aof %s/appendonlydir/appendonly.aof.manifest >/dev/null 2>&1",
+                 g_dir);
+        assert_int_equal(system(check), 0);
+        struct server b;
+        start_aof_kind(&b, true);
+        expect_dataset(&b, before);
+    } else {
+        free(before);
+    }
+}
+
 /* kill -9 at a moment the test does not control: connections on every
  * thread write with pipelines in flight. With appendfsync always every
  * write whose reply arrived is there after the restart; with any policy
@@ -719,6 +787,7 @@ int main(void) {
         cmocka_unit_test(test_aof_to_redis),
         cmocka_unit_test(test_aof_kill9_always),
         cmocka_unit_test(test_aof_kill9_everysec),
+        cmocka_unit_test(test_aof_commands_base),
         cmocka_unit_test(test_aof_truncated),
     };
     int rc = cmocka_run_group_tests_name("persist", tests, NULL, NULL);
