@@ -366,22 +366,26 @@ void command_table_init(void) {
     memory_note_startup();
 }
 
-/* Pipelines repeat one command: remember the last name as it was sent. */
-static _Thread_local struct {
+/* Pipelines repeat a few names (a script and the commands it calls
+ * alternate): remember the last ones as they were sent, by length. */
+#define LOOKUP_CACHE 4
+struct lookup_memo {
     char raw[16];
     size_t len;
     const struct command *cmd;
-} last_lookup;
+};
+static _Thread_local struct lookup_memo last_lookup[LOOKUP_CACHE];
 
 static const struct command *lookup_uncached(const char *name, size_t len);
 
 const struct command *command_lookup(const char *name, size_t len) {
-    if (len == last_lookup.len && memcmp(name, last_lookup.raw, len) == 0) return last_lookup.cmd;
+    struct lookup_memo *slot = &last_lookup[len % LOOKUP_CACHE];
+    if (len == slot->len && memcmp(name, slot->raw, len) == 0) return slot->cmd;
     const struct command *cmd = lookup_uncached(name, len);
-    if (cmd && len <= sizeof last_lookup.raw) {
-        memcpy(last_lookup.raw, name, len);
-        last_lookup.len = len;
-        last_lookup.cmd = cmd;
+    if (cmd && len <= sizeof slot->raw) {
+        memcpy(slot->raw, name, len);
+        slot->len = len;
+        slot->cmd = cmd;
     }
     return cmd;
 }

@@ -36,6 +36,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -367,6 +368,20 @@ struct parsed {
     size_t end;               /* offset just past the request */
 };
 
+/* The argument to prefetch as a key: the first, except for a script
+ * (EVAL, EVALSHA, FCALL and their _RO forms) that declares keys, whose
+ * first key follows numkeys. Not a lookup: names by their letters. */
+static const struct slice *prefetch_key(const struct slice *argv, uint32_t argc) {
+    if (argc < 4) return argc >= 2 ? &argv[1] : NULL;
+    if (argv[2].len == 1 && argv[2].ptr[0] > '0' && argv[2].ptr[0] <= '9') {
+        size_t n = argv[0].len;
+        const char *name = argv[0].ptr;
+        if ((n >= 4 && strncasecmp(name, "eval", 4) == 0) || (n >= 5 && strncasecmp(name, "fcall", 5) == 0))
+            return &argv[3];
+    }
+    return &argv[1];
+}
+
 /* Parse and run commands from buf; returns the bytes consumed. Stops at an
  * incomplete frame, when the client must wait, or when it is closing. */
 static size_t parse_loop(struct client *c, const char *buf, size_t len) {
@@ -420,7 +435,7 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
         key_prefetch_start(&kp, &w->shard.dbs[c->db].table);
         for (unsigned j = 0; j < nlocal; j++) {
             const struct parsed *cmd = &cmds[local[j]];
-            key_prefetch_add(&kp, cmd->argc >= 2 ? &argv[cmd->argv_at + 1] : NULL);
+            key_prefetch_add(&kp, prefetch_key(&argv[cmd->argv_at], cmd->argc));
         }
         key_prefetch_begin(&kp);
         /* 3. run them */

@@ -95,6 +95,14 @@ static const unsigned char hexval[256] = {
 
 bool script_sha_from_hex(struct slice hex, unsigned char out[20]) {
     if (hex.len != 40) return false;
+    /* EVALSHA repeats one sha, and parses it twice (exists, then run) */
+    static _Thread_local char last_hex[40];
+    static _Thread_local unsigned char last_sha[20];
+    static _Thread_local bool have_last;
+    if (have_last && memcmp(hex.ptr, last_hex, 40) == 0) {
+        memcpy(out, last_sha, 20);
+        return true;
+    }
     const unsigned char *p = (const unsigned char *)hex.ptr;
     unsigned bad = 0;
     for (int i = 0; i < 20; i++) {
@@ -102,7 +110,11 @@ bool script_sha_from_hex(struct slice hex, unsigned char out[20]) {
         bad |= (hi == 0) | (lo == 0);
         out[i] = (unsigned char)((hi - 1) << 4 | ((lo - 1) & 15));
     }
-    return !bad;
+    if (bad) return false;
+    memcpy(last_hex, hex.ptr, 40);
+    memcpy(last_sha, out, 20);
+    have_last = true;
+    return true;
 }
 
 void script_sha1hex(const void *p, size_t len, char out[41]) {
