@@ -155,6 +155,12 @@ static void put_cmd(struct rbuf *b, const char *name) {
     put_arg(b, name, strlen(name));
 }
 
+static void put_select(struct rbuf *b, int db) {
+    put_len(b, '*', 2);
+    put_arg(b, "SELECT", 6);
+    put_ll(b, db);
+}
+
 /* A record for database db begins: SELECT first where the buffer's last
  * record was for another one (a sealed buffer always starts with one:
  * buffers of other threads may come between). With aof-timestamp-enabled,
@@ -176,9 +182,7 @@ static struct rbuf *record_start(struct aof_writer *aw, int db) {
         b->len += sizeof multi - 1;
     }
     if (aw->buf_db != db) {
-        put_len(b, '*', 2);
-        put_arg(b, "SELECT", 6);
-        put_ll(b, db);
+        put_select(b, db);
         aw->buf_db = db;
     }
     return b;
@@ -905,9 +909,7 @@ static void rewrite_done(bool ok, long long now_ms) {
  * without a writer of commands per type. */
 static void put_base_key(struct rbuf *b, long *last_db, unsigned db, const struct kv_entry *e, bool compress) {
     if (*last_db != (long)db) {
-        put_len(b, '*', 2);
-        put_arg(b, "SELECT", 6);
-        put_ll(b, db);
+        put_select(b, (int)db);
         *last_db = db;
     }
     struct rbuf payload = { 0 };
