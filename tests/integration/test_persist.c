@@ -408,6 +408,21 @@ static void test_misconf(void **state) {
     assert_int_equal(server_stop(&a), 0);
 }
 
+/* A file, whole (NUL-terminated; *len its size when len is given). */
+static char *file_whole(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = 0;
+    fclose(f);
+    if (len) *len = (size_t)n;
+    return buf;
+}
+
 /* A corrupt dump.rdb stops the start with a message, exit status 1. */
 static void test_corrupt_file_refused(void **state) {
     (void)state;
@@ -426,13 +441,9 @@ static void test_corrupt_file_refused(void **state) {
     int st = system(command);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 1);
-    f = fopen(log, "r");
-    assert_non_null(f);
-    char text[2048] = { 0 };
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
+    char *text = file_whole(log, NULL);
     assert_non_null(strstr(text, "Fatal error loading the DB"));
+    free(text);
     unlink(log);
 }
 
@@ -563,17 +574,7 @@ static void test_aof_to_redis(void **state) {
 static char *aof_dir_file(const char *name, size_t *len) {
     char path[512];
     snprintf(path, sizeof path, "%s/appendonlydir/%s", g_dir, name);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = 0;
-    fclose(f);
-    if (len) *len = (size_t)n;
-    return buf;
+    return file_whole(path, len);
 }
 
 /* aof-use-rdb-preamble no: the rewrite's base is a file of commands
