@@ -327,14 +327,16 @@ bool obj_write(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_ent
 void obj_commit(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_entry **slot, void *obj,
                 size_t len, bool changed);
 
-/* Memory figures that INFO and MEMORY share (cmd_memory.c). There is no
- * allocator accounting yet: used memory is the process's RSS. */
+/* Memory figures that INFO and MEMORY share (cmd_memory.c), from
+ * used_memory (mem.h). */
 size_t memory_rss_bytes(void);
 size_t memory_peak_rss_bytes(void);
 const char *memory_allocator_name(void);   /* "mimalloc-2.0.9" or "libc" */
-/* Remember the RSS now as MEMORY STATS's startup.allocated (called once,
- * when the command table is built, before the workers start). */
+/* Remember used_memory now as MEMORY STATS's startup.allocated (called
+ * once, when the command table is built, before the workers start). */
 void memory_note_startup(void);
+/* INFO's memory section, every line but the blank one after it. */
+void memory_info(struct cmd_ctx *c, struct rbuf *out);
 
 
 /* Persistence (cmd_persist.c). Each runs holding every shard (or, at

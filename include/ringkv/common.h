@@ -38,6 +38,8 @@ struct rbuf {
 
 void rbuf_grow(struct rbuf *b, size_t need);   /* ensure len + need <= cap */
 void rbuf_free(struct rbuf *b);
+/* printf at the end of b (kept NUL-terminated past len). */
+__attribute__((format(printf, 2, 3))) void rbuf_printf(struct rbuf *b, const char *fmt, ...);
 
 static inline char *rbuf_reserve(struct rbuf *b, size_t need) {
     if (RK_UNLIKELY(b->len + need > b->cap))

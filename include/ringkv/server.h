@@ -169,6 +169,7 @@ struct worker_stats {
     uint64_t connected;             /* current clients */
     uint64_t blocked_clients;       /* clients in WAIT_BLOCKED (INFO blocked_clients) */
     uint64_t blocked_timeout;       /* ...of which with a timeout (clients_in_timeout_table) */
+    uint64_t clients_mem;           /* bytes of this thread's clients, as of its last cron (mem_clients_normal) */
 };
 
 struct worker {
@@ -277,6 +278,7 @@ void client_wait_on_shard(struct client *c);
 size_t client_output_size(const struct client *c);
 void client_info_line(struct client *c, bool current, struct rbuf *out, long long now_ms);
 void client_cron(struct worker *w);
+size_t client_memory(const struct client *c);   /* struct and buffers */
 /* A script past busy-reply-threshold (script_host.c): commands of other
  * clients are refused with BUSY from now on (on: true) or again served. */
 void client_controls_busy(bool on);

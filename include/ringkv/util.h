@@ -30,5 +30,7 @@ uint64_t rk_random(void);
 uint64_t mstime_now(void);   /* wall clock milliseconds */
 uint64_t ustime_now(void);   /* wall clock microseconds */
 uint64_t monotonic_us(void);
+/* n bytes as Redis writes them for people: "1.50M", "512B". */
+void human_bytes(char *buf, size_t len, double n);
 
 #endif

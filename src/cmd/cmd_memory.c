@@ -3,6 +3,10 @@
  * 7.0's replies (object.c's memoryCommand), and the memory figures INFO
  * shares with them.
  *
+ * Every figure starts from used_memory, the bytes counted in allocations
+ * (mem.h), as Redis's zmalloc counts them; the RSS is only compared with
+ * it (the fragmentation ratios).
+ *
  * USAGE is keyed: the dispatcher runs it on the shard that owns the key.
  * A key costs its entry (an arena block, or a malloc'd one for big
  * entries) plus, for a collection kept apart from its entry, what the
@@ -11,17 +15,18 @@
  * the entry alone. The table slot pointing at the entry is left out, as
  * Redis leaves out its bucket array.
  *
- * STATS, DOCTOR and PURGE run on every shard (CMD_ALLSHARDS): first
- * cmd_memory_gather on each thread (the thread's clients' buffers, or
- * giving its allocator heap's free pages back), then cmd_memory once,
- * with every shard held.
- *
- * ringkv has no allocator accounting yet (no count of bytes in use): where
- * Redis reports allocated bytes, these figures are the process's RSS, so
- * the allocator and fragmentation ratios all read 1.
+ * STATS and DOCTOR run holding every shard (CMD_ALLSHARDS), to read the
+ * tables; the clients' bytes are what each thread published at its last
+ * cron (INFO's mem_clients_normal is the same figure). PURGE has each
+ * thread's allocator heap give its free pages back (cmd_memory_gather on
+ * every thread).
  */
 #include "ringkv/server.h"
 #include "ringkv/arena.h"
+#include "ringkv/config.h"
+#include "ringkv/mem.h"
+#include "ringkv/script.h"
+#include "ringkv/script_host.h"
 #include "ringkv/util.h"
 
 #include <limits.h>
@@ -42,7 +47,7 @@ extern void mi_stats_print_out(void (*out)(const char *msg, void *arg), void *ar
 
 /* ---- process figures ---- */
 
-static size_t startup_rss;
+static size_t startup_used;
 
 size_t memory_rss_bytes(void) {
     FILE *f = fopen("/proc/self/statm", "r");
@@ -67,7 +72,7 @@ size_t memory_peak_rss_bytes(void) {
     return kb * 1024 > rss ? kb * 1024 : rss;
 }
 
-void memory_note_startup(void) { startup_rss = memory_rss_bytes(); }
+void memory_note_startup(void) { startup_used = mem_used(); }
 
 /* As Redis's "jemalloc-5.3.0". */
 const char *memory_allocator_name(void) {
@@ -119,52 +124,36 @@ static void memory_usage(struct cmd_ctx *c) {
     reply_int(&c->r, (long long)key_usage(e, samples == 0 ? SIZE_MAX : (size_t)samples));
 }
 
-/* ---- what every thread adds (per_shard) ---- */
-
-static size_t client_bytes(const struct client *cl) {
-    size_t n = sizeof *cl + cl->in.cap + cl->out.cap + cl->sending.cap;
-    if (cl->rq) n += sizeof *cl->rq + cl->rq->cap * sizeof *cl->rq->items + cl->rq->bytes.cap;
-    return n;
-}
+/* ---- PURGE on every thread (per_shard) ---- */
 
 /* PURGE: this thread's mimalloc heap gives its free pages back. STATS and
- * DOCTOR: the bytes of this thread's clients, as 8 raw bytes. */
+ * DOCTOR gather nothing: they only need every shard held. */
 void cmd_memory_gather(struct cmd_ctx *c) {
-    if (ARG_IS(1, "purge")) {
-        if (mi_collect) mi_collect(true);
-        return;
-    }
-    const struct worker *w = c->worker;
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; i < w->nclients_cap; i++)
-        if (w->clients[i]) bytes += client_bytes(w->clients[i]);
-    rbuf_append(c->r.out, (const char *)&bytes, sizeof bytes);
+    if (ARG_IS(1, "purge") && mi_collect) mi_collect(true);
 }
 
-static uint64_t gathered_client_bytes(const struct cmd_ctx *c) {
-    uint64_t sum = 0, v;
-    for (unsigned s = 0; c->parts && s < c->nshards; s++)
-        if (c->parts[s].len == sizeof v) {
-            memcpy(&v, c->parts[s].buf, sizeof v);
-            sum += v;
-        }
+static uint64_t clients_bytes(void) {
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < srv.nworkers; i++)
+        sum += __atomic_load_n(&srv.workers[i].stats.clients_mem, __ATOMIC_RELAXED);
     return sum;
 }
 
-/* ---- STATS and DOCTOR: Redis's getMemoryOverheadData ---- */
+/* ---- STATS, DOCTOR and INFO: Redis's getMemoryOverheadData ---- */
 
 struct db_overhead { unsigned db; size_t keys, main; };
 
 struct mem_overhead {
-    size_t peak, total, startup, clients, tables, overhead, keys, bytes_per_key, dataset;
-    double dataset_perc, peak_perc;
+    size_t peak, total, startup, clients, tables, scripts, overhead, keys, bytes_per_key, dataset, rss;
+    double dataset_perc, peak_perc, frag;
     size_t ndbs;
-    struct db_overhead *dbs;        /* databases with keys */
+    struct db_overhead *dbs;        /* databases with keys (NULL: not asked for) */
 };
 
-static void overhead_dbs(struct cmd_ctx *c, struct mem_overhead *mh) {
+/* The tables' arrays, every shard held (or, for INFO, read as they are). */
+static void overhead_dbs(struct cmd_ctx *c, struct mem_overhead *mh, bool per_db) {
     unsigned ndb = c->shards[0]->ndb;
-    mh->dbs = rk_calloc(ndb ? ndb : 1, sizeof *mh->dbs);
+    if (per_db) mh->dbs = rk_calloc(ndb ? ndb : 1, sizeof *mh->dbs);
     for (unsigned d = 0; d < ndb; d++) {
         struct db_overhead o = { d, 0, 0 };
         for (unsigned s = 0; s < c->nshards; s++) {
@@ -172,26 +161,35 @@ static void overhead_dbs(struct cmd_ctx *c, struct mem_overhead *mh) {
             o.main += table_memory(&c->shards[s]->dbs[d].table);
         }
         if (!o.keys) continue;
-        mh->dbs[mh->ndbs++] = o;
+        if (per_db) mh->dbs[mh->ndbs++] = o;
         mh->keys += o.keys;
         mh->tables += o.main;
     }
 }
 
-static void overhead_compute(struct cmd_ctx *c, struct mem_overhead *mh) {
+static size_t scripts_bytes(void) {
+    struct script_stats st;
+    script_stats(&st);
+    return st.scripts_bytes + st.functions_bytes;
+}
+
+static void overhead_compute(struct cmd_ctx *c, struct mem_overhead *mh, bool per_db) {
     *mh = (struct mem_overhead){0};
-    mh->total = memory_rss_bytes();
-    mh->peak = memory_peak_rss_bytes();
-    mh->startup = startup_rss;
-    mh->clients = gathered_client_bytes(c);
-    overhead_dbs(c, mh);
-    /* no replication backlog, AOF buffer, scripts or functions: 0 each */
-    mh->overhead = mh->startup + mh->clients + mh->tables;
+    mh->total = mem_used();
+    mh->peak = mem_used_peak();
+    mh->rss = memory_rss_bytes();
+    mh->startup = startup_used;
+    mh->clients = clients_bytes();
+    mh->scripts = scripts_bytes();
+    overhead_dbs(c, mh, per_db);
+    /* no replication backlog; the AOF's buffers are its writers' own */
+    mh->overhead = mh->startup + mh->clients + mh->tables + mh->scripts;
     size_t net = mh->total > mh->startup ? mh->total - mh->startup : 0;
     mh->bytes_per_key = mh->keys ? net / mh->keys : 0;
     mh->dataset = mh->total > mh->overhead ? mh->total - mh->overhead : 0;
     mh->dataset_perc = (double)mh->dataset * 100.0 / (double)(net ? net : 1);
     mh->peak_perc = (double)mh->total * 100.0 / (double)(mh->peak ? mh->peak : 1);
+    mh->frag = (double)mh->rss / (double)(mh->total ? mh->total : 1);
 }
 
 static void field_int(struct reply *r, const char *name, long long v) {
@@ -204,11 +202,14 @@ static void field_double(struct reply *r, const char *name, double v) {
     reply_double(r, v);
 }
 
-/* 27 fields and one per database with keys, in Redis 7.0's order. */
+/* 27 fields and one per database with keys, in Redis 7.0's order. The
+ * allocator's own figures are used_memory (allocated) and the RSS (active,
+ * resident): mimalloc keeps no count of its own that could split them. */
 static void memory_stats(struct cmd_ctx *c) {
     struct mem_overhead mh;
-    overhead_compute(c, &mh);
+    overhead_compute(c, &mh, true);
     struct reply *r = &c->r;
+    long long frag_bytes = (long long)mh.rss - (long long)mh.total;
     reply_map(r, 27 + mh.ndbs);
     field_int(r, "peak.allocated", (long long)mh.peak);
     field_int(r, "total.allocated", (long long)mh.total);
@@ -218,7 +219,7 @@ static void memory_stats(struct cmd_ctx *c) {
     field_int(r, "clients.normal", (long long)mh.clients);
     field_int(r, "cluster.links", 0);
     field_int(r, "aof.buffer", 0);
-    field_int(r, "lua.caches", 0);
+    field_int(r, "lua.caches", (long long)mh.scripts);
     field_int(r, "functions.caches", 0);
     for (size_t i = 0; i < mh.ndbs; i++) {
         char name[32];
@@ -235,19 +236,76 @@ static void memory_stats(struct cmd_ctx *c) {
     field_int(r, "dataset.bytes", (long long)mh.dataset);
     field_double(r, "dataset.percentage", mh.dataset_perc);
     field_double(r, "peak.percentage", mh.peak_perc);
-    /* allocator figures: the RSS again (see the top of the file) */
     field_int(r, "allocator.allocated", (long long)mh.total);
-    field_int(r, "allocator.active", (long long)mh.total);
-    field_int(r, "allocator.resident", (long long)mh.total);
-    field_double(r, "allocator-fragmentation.ratio", 1.0);
-    field_int(r, "allocator-fragmentation.bytes", 0);
+    field_int(r, "allocator.active", (long long)mh.rss);
+    field_int(r, "allocator.resident", (long long)mh.rss);
+    field_double(r, "allocator-fragmentation.ratio", mh.frag);
+    field_int(r, "allocator-fragmentation.bytes", frag_bytes);
     field_double(r, "allocator-rss.ratio", 1.0);
     field_int(r, "allocator-rss.bytes", 0);
     field_double(r, "rss-overhead.ratio", 1.0);
     field_int(r, "rss-overhead.bytes", 0);
-    field_double(r, "fragmentation", 1.0);
-    field_int(r, "fragmentation.bytes", 0);
+    field_double(r, "fragmentation", mh.frag);
+    field_int(r, "fragmentation.bytes", frag_bytes);
     free(mh.dbs);
+}
+
+static size_t total_system_memory(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (size_t)pages * (size_t)size : 0;
+}
+
+/* INFO memory's scripting lines, as Redis 7.0 writes them. */
+static void info_scripting_memory(struct rbuf *out) {
+    struct script_stats st;
+    script_stats(&st);
+    size_t vm_eval, vm_functions;
+    script_host_memory(&vm_eval, &vm_functions);
+    char h_lua[32], h_vm[32], h_scripts[32];
+    human_bytes(h_lua, sizeof h_lua, (double)vm_eval);
+    human_bytes(h_vm, sizeof h_vm, (double)(vm_eval + vm_functions));
+    human_bytes(h_scripts, sizeof h_scripts, (double)(st.scripts_bytes + st.functions_bytes));
+    rbuf_printf(out,
+               "used_memory_lua:%zu\r\nused_memory_vm_eval:%zu\r\nused_memory_lua_human:%s\r\n"
+               "used_memory_scripts_eval:%zu\r\nnumber_of_cached_scripts:%zu\r\nnumber_of_functions:%zu\r\n"
+               "number_of_libraries:%zu\r\nused_memory_vm_functions:%zu\r\nused_memory_vm_total:%zu\r\n"
+               "used_memory_vm_total_human:%s\r\nused_memory_functions:%zu\r\nused_memory_scripts:%zu\r\n"
+               "used_memory_scripts_human:%s\r\n",
+               vm_eval, vm_eval, h_lua, st.scripts_bytes, st.scripts, st.functions, st.libraries, vm_functions,
+               vm_eval + vm_functions, h_vm, st.functions_bytes, st.scripts_bytes + st.functions_bytes, h_scripts);
+}
+
+void memory_info(struct cmd_ctx *c, struct rbuf *out) {
+    struct mem_overhead mh;
+    overhead_compute(c, &mh, false);
+    char h_used[32], h_rss[32], h_peak[32], h_sys[32], h_max[32];
+    size_t sys = total_system_memory();
+    long long maxmemory = CONFIG_GET(maxmemory);
+    human_bytes(h_used, sizeof h_used, (double)mh.total);
+    human_bytes(h_rss, sizeof h_rss, (double)mh.rss);
+    human_bytes(h_peak, sizeof h_peak, (double)mh.peak);
+    human_bytes(h_sys, sizeof h_sys, (double)sys);
+    human_bytes(h_max, sizeof h_max, (double)maxmemory);
+    long long frag_bytes = (long long)mh.rss - (long long)mh.total;
+    rbuf_printf(out,
+               "# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
+               "used_memory_rss_human:%s\r\nused_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n"
+               "used_memory_peak_perc:%.2f%%\r\nused_memory_overhead:%zu\r\nused_memory_startup:%zu\r\n"
+               "used_memory_dataset:%zu\r\nused_memory_dataset_perc:%.2f%%\r\nallocator_allocated:%zu\r\n"
+               "allocator_active:%zu\r\nallocator_resident:%zu\r\ntotal_system_memory:%zu\r\n"
+               "total_system_memory_human:%s\r\n",
+               mh.total, h_used, mh.rss, h_rss, mh.peak, h_peak, mh.peak_perc, mh.overhead, mh.startup, mh.dataset,
+               mh.dataset_perc, mh.total, mh.rss, mh.rss, sys, h_sys);
+    info_scripting_memory(out);
+    rbuf_printf(out,
+               "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\nallocator_frag_ratio:%.2f\r\n"
+               "allocator_frag_bytes:%lld\r\nallocator_rss_ratio:1.00\r\nallocator_rss_bytes:0\r\n"
+               "rss_overhead_ratio:1.00\r\nrss_overhead_bytes:0\r\nmem_fragmentation_ratio:%.2f\r\n"
+               "mem_fragmentation_bytes:%lld\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\n"
+               "mem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:%zu\r\n"
+               "mem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:%s\r\nactive_defrag_running:0\r\n",
+               maxmemory, h_max, rk_config.maxmemory_policy, mh.frag, frag_bytes, mh.frag, frag_bytes, mh.clients,
+               memory_allocator_name());
 }
 
 /* Redis's getMemoryDoctorReport, with the checks ringkv's figures can
@@ -255,8 +313,7 @@ static void memory_stats(struct cmd_ctx *c) {
  * fragmentation and RSS overhead checks cannot fire: see the top.) */
 static void memory_doctor(struct cmd_ctx *c) {
     struct mem_overhead mh;
-    overhead_compute(c, &mh);
-    free(mh.dbs);
+    overhead_compute(c, &mh, false);
     long clients = atomic_load(&srv.connected);
     bool empty = mh.total < 5u * 1024 * 1024;
     bool big_peak = !empty && (double)mh.peak / (double)mh.total > 1.5;

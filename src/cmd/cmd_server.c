@@ -116,14 +116,6 @@ void cmd_config(struct cmd_ctx *c) {
 #define SUM_SHARD_STAT(field) ({ uint64_t s_ = 0; \
     for (unsigned i_ = 0; i_ < srv.nworkers; i_++) s_ += srv.workers[i_].shard.stats.field; s_; })
 
-static void human_bytes(char *buf, size_t len, double n) {
-    const char *units = "BKMGTP";
-    int u = 0;
-    while (n >= 1024 && u < 5) { n /= 1024; u++; }
-    if (u == 0) snprintf(buf, len, "%.0fB", n);
-    else snprintf(buf, len, "%.2f%c", n, units[u]);
-}
-
 /* Redis's genInfoSectionDict: no argument or "default" asks for the
  * default sections, "all" and "everything" for every section (ringkv has no
  * module sections, which only "everything" adds), any other argument for
@@ -147,32 +139,11 @@ static void info_stats_section(struct cmd_ctx *c, struct rbuf *out, const char *
     rbuf_append(out, "\r\n", 2);
 }
 
-/* INFO memory's scripting lines, as Redis 7.0 writes them. */
-static void info_scripting_memory(struct rbuf *out) {
-    struct script_stats st;
-    script_stats(&st);
-    size_t vm_eval, vm_functions;
-    script_host_memory(&vm_eval, &vm_functions);
-    char h_lua[32], h_vm[32], h_scripts[32], line[1024];
-    human_bytes(h_lua, sizeof h_lua, (double)vm_eval);
-    human_bytes(h_vm, sizeof h_vm, (double)(vm_eval + vm_functions));
-    human_bytes(h_scripts, sizeof h_scripts, (double)(st.scripts_bytes + st.functions_bytes));
-    int n = snprintf(line, sizeof line,
-                     "used_memory_lua:%zu\r\nused_memory_vm_eval:%zu\r\nused_memory_lua_human:%s\r\n"
-                     "used_memory_scripts_eval:%zu\r\nnumber_of_cached_scripts:%zu\r\nnumber_of_functions:%zu\r\n"
-                     "number_of_libraries:%zu\r\nused_memory_vm_functions:%zu\r\nused_memory_vm_total:%zu\r\n"
-                     "used_memory_vm_total_human:%s\r\nused_memory_functions:%zu\r\nused_memory_scripts:%zu\r\n"
-                     "used_memory_scripts_human:%s\r\n",
-                     vm_eval, vm_eval, h_lua, st.scripts_bytes, st.scripts, st.functions, st.libraries, vm_functions,
-                     vm_eval + vm_functions, h_vm, st.functions_bytes, st.scripts_bytes + st.functions_bytes, h_scripts);
-    rbuf_append(out, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-}
-
 #define P(...) do { int n_ = snprintf(line, sizeof line, __VA_ARGS__); rbuf_append(&out, line, (size_t)n_ < sizeof line ? (size_t)n_ : sizeof line - 1); } while (0)
 
 void cmd_info(struct cmd_ctx *c) {
     struct rbuf out = {0};
-    char line[512], h1[32], h2[32];
+    char line[512];
     long long now = c->now_ms;
     uint64_t uptime = (uint64_t)(now - srv.start_ms) / 1000;
     if (section_wanted(c, "server", true)) {
@@ -196,17 +167,8 @@ void cmd_info(struct cmd_ctx *c) {
           (unsigned long long)SUM_STAT(blocked_timeout));
     }
     if (section_wanted(c, "memory", true)) {
-        /* RSS for used_memory: no allocator accounting yet (cmd_memory.c) */
-        size_t rss = memory_rss_bytes();
-        human_bytes(h1, sizeof h1, (double)rss);
-        human_bytes(h2, sizeof h2, (double)CONFIG_GET(maxmemory));
-        P("# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\nused_memory_rss_human:%s\r\n"
-          "used_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n",
-          rss, h1, rss, h1, rss, h1);
-        info_scripting_memory(&out);
-        P("maxmemory:%lld\r\nmaxmemory_human:%s\r\n"
-          "maxmemory_policy:%s\r\nmem_fragmentation_ratio:1.00\r\nmem_allocator:%s\r\n\r\n",
-          CONFIG_GET(maxmemory), h2, rk_config.maxmemory_policy, memory_allocator_name());
+        memory_info(c, &out);
+        rbuf_append(&out, "\r\n", 2);
     }
     if (section_wanted(c, "persistence", true)) persist_info(c, &out);
     if (section_wanted(c, "stats", true)) {

@@ -40,22 +40,7 @@ static char *xstrdup(const char *s) {
     return p;
 }
 
-/* printf into a growing buffer, kept NUL-terminated */
-__attribute__((format(printf, 2, 3)))
-static void out_printf(struct rbuf *out, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    char *dst = rbuf_reserve(out, (size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(dst, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    out->len += (size_t)n;
-}
-
-static void out_str(struct rbuf *out, const char *s) { out_printf(out, "%s", s); }
+static void out_str(struct rbuf *out, const char *s) { rbuf_printf(out, "%s", s); }
 
 /* A message built at run time (the enum list); one per thread is enough,
  * since the text is copied into the reply before the next parse. */
@@ -223,10 +208,10 @@ static bool check_bounds(const struct param *p, long long v, const char **err) {
 }
 
 static void format_number(const struct param *p, long long v, struct rbuf *out) {
-    if ((p->num & NF_PERCENT) && v < 0) out_printf(out, "%lld%%", -v);
-    else if (p->num & NF_MEMORY) out_printf(out, "%llu", (unsigned long long)v);
-    else if (p->num & NF_OCTAL) out_printf(out, "%llo", (unsigned long long)v);
-    else out_printf(out, "%lld", v);
+    if ((p->num & NF_PERCENT) && v < 0) rbuf_printf(out, "%lld%%", -v);
+    else if (p->num & NF_MEMORY) rbuf_printf(out, "%llu", (unsigned long long)v);
+    else if (p->num & NF_OCTAL) rbuf_printf(out, "%llo", (unsigned long long)v);
+    else rbuf_printf(out, "%lld", v);
 }
 
 /* ------------------------------------------------------------ enums */
@@ -258,7 +243,7 @@ static void format_flags(const struct penum *e, long long v, struct rbuf *out) {
     size_t start = out->len;
     for (const struct penum *i = e; i->name; i++) {
         if (!i->value || (left & i->value) != i->value) continue;
-        out_printf(out, "%s%s", out->len > start ? " " : "", i->name);
+        rbuf_printf(out, "%s%s", out->len > start ? " " : "", i->name);
         left &= ~i->value;
     }
     if (out->len == start || left) {
@@ -293,8 +278,8 @@ static bool save_parse(const struct param *p, char **argv, int argc, struct pval
             return false;
         }
         /* changes are an int in Redis: what does not fit wraps */
-        if (j & 1) out_printf(&out, " %d", (int)n);
-        else out_printf(&out, "%s%lld", j ? " " : "", n);
+        if (j & 1) rbuf_printf(&out, " %d", (int)n);
+        else rbuf_printf(&out, "%s%lld", j ? " " : "", n);
     }
     v->s = out.buf;
     return true;
@@ -396,7 +381,7 @@ static void obuf_store(const struct param *p, const struct pvalue *v) {
 static void obuf_format(const struct param *p, struct rbuf *out) {
     (void)p;
     for (int c = 0; c < OBUF_CLASSES; c++)
-        out_printf(out, "%s%s %llu %llu %ld", c ? " " : "", obuf_names[c],
+        rbuf_printf(out, "%s%s %llu %llu %ld", c ? " " : "", obuf_names[c],
                    (unsigned long long)rk_config.client_obuf_limit[c][0],
                    (unsigned long long)rk_config.client_obuf_limit[c][1], (long)rk_config.client_obuf_limit[c][2]);
 }
@@ -432,7 +417,7 @@ static void oom_store(const struct param *p, const struct pvalue *v) {
 
 static void oom_format(const struct param *p, struct rbuf *out) {
     (void)p;
-    out_printf(out, "%d %d %d", oom_values[0], oom_values[1], oom_values[2]);
+    rbuf_printf(out, "%d %d %d", oom_values[0], oom_values[1], oom_values[2]);
 }
 
 static bool oom_same(const struct param *p, const struct pvalue *v) {
@@ -493,7 +478,7 @@ static void notify_format(const struct param *p, struct rbuf *out) {
     for (size_t i = 0; i < RK_ARRAY_LEN(nk_chars); i++) {
         char c = nk_chars[i].c;
         bool shown = strchr(others, c) || (strchr(types, c) && (f & NK_ALL) != NK_ALL);
-        if (c && shown && (f & nk_chars[i].flag)) out_printf(out, "%c", c);
+        if (c && shown && (f & nk_chars[i].flag)) rbuf_printf(out, "%c", c);
     }
 }
 
@@ -512,7 +497,7 @@ static bool bind_parse(const struct param *p, char **argv, int argc, struct pval
     if (argc == 1 && argv[0][0] == '\0') argc = 0;   /* bind "": no address */
     struct rbuf out = { 0 };
     out_str(&out, "");
-    for (int j = 0; j < argc; j++) out_printf(&out, "%s%s", j ? " " : "", argv[j]);
+    for (int j = 0; j < argc; j++) rbuf_printf(&out, "%s%s", j ? " " : "", argv[j]);
     v->s = out.buf;
     return true;
 }
@@ -563,7 +548,7 @@ static void replicaof_store(const struct param *p, const struct pvalue *v) {
 
 static void replicaof_format(const struct param *p, struct rbuf *out) {
     (void)p;
-    if (master_host) out_printf(out, "%s %d", master_host, master_port);
+    if (master_host) rbuf_printf(out, "%s %d", master_host, master_port);
     else out_str(out, "");
 }
 

@@ -682,21 +682,34 @@ void client_info_line(struct client *c, bool current, struct rbuf *out, long lon
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
         (now_ms - c->ctime_ms) / 1000, (now_ms - c->last_ms) / 1000, client_flag_letters(c, flags), c->db,
         subs[PS_CHANNEL], subs[PS_PATTERN], subs[PS_SHARD], qbuf, c->in.cap - c->in.len, c->in.cap, client_output_size(c),
-        sizeof *c + c->in.cap + c->out.cap + c->sending.cap, c->last_cmd,
+        client_memory(c), c->last_cmd,
         c->trk && (c->trk->flags & TRK_ON) ? (long long)c->trk->redir_id : -1LL, c->resp,
         c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
     rbuf_append(out, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
-/* Once a second or so: close clients idle longer than `timeout`. */
-void client_cron(struct worker *w) {
-    long long timeout = CONFIG_GET(timeout);
-    if (timeout <= 0) return;
-    for (uint32_t i = 0; i < w->nclients_cap; i++) {
-        struct client *c = w->clients[i];
-        if (c && !(c->flags & CF_CLOSING) && c->wait == WAIT_NONE && c->inflight == 0 &&
-            w->now_ms - c->last_ms > timeout * 1000)
-            client_close(c);
-    }
+/* What a client costs: its struct and buffers (INFO's mem_clients_normal,
+ * CLIENT LIST's tot-mem). */
+size_t client_memory(const struct client *c) {
+    size_t n = sizeof *c + c->in.cap + c->out.cap + c->sending.cap;
+    if (c->rq) n += sizeof *c->rq + c->rq->cap * sizeof *c->rq->items + c->rq->bytes.cap;
+    return n;
 }
 
+/* Every cron period: close clients idle longer than `timeout`, and publish
+ * what this thread's clients cost. */
+void client_cron(struct worker *w) {
+    long long timeout = CONFIG_GET(timeout);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < w->nclients_cap; i++) {
+        struct client *c = w->clients[i];
+        if (!c) continue;
+        if (timeout > 0 && !(c->flags & CF_CLOSING) && c->wait == WAIT_NONE && c->inflight == 0 &&
+            w->now_ms - c->last_ms > timeout * 1000) {
+            client_close(c);
+            continue;
+        }
+        bytes += client_memory(c);
+    }
+    __atomic_store_n(&w->stats.clients_mem, bytes, __ATOMIC_RELAXED);
+}

@@ -10,6 +10,7 @@
  */
 #include "ringkv/arena.h"
 #include "ringkv/common.h"
+#include "ringkv/mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,7 @@ void *arena_alloc(struct entry_arena *a, size_t size) {
     size_t bs = block_size(size);
     void **head = &a->free_list[bs / ARENA_STEP];
     a->used_bytes += bs;
+    mem_count((long long)bs);
     if (*head) {
         void *p = *head;
         *head = next_free(p);
@@ -100,9 +102,11 @@ void arena_free(void *p, size_t size) {
     size_t bs = block_size(size);
     push_free(a, p, bs);
     a->used_bytes -= bs;
+    mem_count(-(long long)bs);
 }
 
 void arena_destroy(struct entry_arena *a) {
+    mem_count(-(long long)a->used_bytes);
     struct arena_chunk *c = a->chunks;
     while (c) {
         struct arena_chunk *next = c->next;

@@ -55,6 +55,7 @@
 
 #include "ringkv/swiss.h"
 #include "ringkv/table.h"
+#include "ringkv/mem.h"
 
 #define GROUP          SWISS_GROUP
 #define GROUP_LIMIT    14          /* 7/8 of a group: the load limit */
@@ -95,7 +96,8 @@ static inline size_t part_limit(const struct kv_table_part *p) {
  * zero pages as they are first touched, while an allocator may recycle
  * memory it has to clear first (mimalloc's calloc of 8 MB took ~3 ms), and
  * a mapping can be returned page by page while a migration drains it.
- * Their bytes are not in the allocator's statistics; table_memory() has them.
+ * Their bytes are not in the allocator's statistics: they count in
+ * used_memory (mem.h) from here, whole, until unmapped.
  */
 static void *array_alloc(size_t bytes, bool zero) {
     if (bytes < MAP_MIN) return zero ? rk_calloc(1, bytes) : rk_malloc(bytes);
@@ -107,12 +109,16 @@ static void *array_alloc(size_t bytes, bool zero) {
     /* Lookups land anywhere in these arrays: with 4 KB pages nearly every
      * one would also miss the TLB. */
     madvise(p, bytes, MADV_HUGEPAGE);
+    mem_count((long long)bytes);
     return p;
 }
 
 static void array_free(void *p, size_t bytes) {
     if (bytes < MAP_MIN) free(p);
-    else if (p) munmap(p, bytes);
+    else if (p) {
+        munmap(p, bytes);
+        mem_count(-(long long)bytes);
+    }
 }
 
 static size_t ctrl_bytes(size_t ngroups) { return ngroups * GROUP; }

@@ -10,6 +10,7 @@
  */
 #include "ringkv/common.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -76,4 +77,17 @@ void rbuf_free(struct rbuf *b) {
     free(b->buf);
     b->buf = NULL;
     b->len = b->cap = 0;
+}
+
+void rbuf_printf(struct rbuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    char *dst = rbuf_reserve(b, (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(dst, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
 }

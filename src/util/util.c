@@ -380,3 +380,11 @@ uint64_t rk_random(void) {
     rng_state = x;
     return x * 0x2545F4914F6CDD1DULL;
 }
+
+void human_bytes(char *buf, size_t len, double n) {
+    const char *units = "BKMGTP";
+    int u = 0;
+    while (n >= 1024 && u < 5) { n /= 1024; u++; }
+    if (u == 0) snprintf(buf, len, "%.0fB", n);
+    else snprintf(buf, len, "%.2f%c", n, units[u]);
+}

@@ -1,0 +1,69 @@
+/*
+ * Memory accounting: used_memory, the bytes the server holds in allocations.
+ *
+ * Redis counts every allocation it makes (zmalloc); maxmemory, INFO memory
+ * and MEMORY STATS all read that count. ringkv counts the same way, from
+ * three sources that add to one figure:
+ *
+ *   - the heap: in the server binary every malloc, calloc, realloc and free
+ *     of the process (the server's own, Lua's, liburing's, libc's) passes
+ *     through malloc_count.c, which adds or takes the block's usable size;
+ *   - entry arenas (arena.h): blocks handed out, not the chunks behind them
+ *     (a chunk is to an arena what a page is to malloc);
+ *   - mapped arrays (table.h's big tables): their whole size while mapped.
+ *
+ * Counting must not cost a lock or a shared cache line per allocation, so
+ * each thread adds to a slot of its own (claimed at its first count; a
+ * thread's slot outlives it, since what it allocated may still be live)
+ * and readers sum the slots. A block freed by another thread than the one
+ * that allocated it leaves one slot high and another low; the sum is exact.
+ *
+ * Builds without malloc_count.c (the sanitizers, which must see every
+ * malloc themselves; unit tests) ask the allocator for its heap figure
+ * instead: the sanitizer's count of allocated bytes, or glibc's mallinfo2.
+ */
+#ifndef RINGKV_MEM_H
+#define RINGKV_MEM_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define MEM_SLOTS 64   /* threads with a slot of their own; later ones share the last */
+
+struct mem_slot {
+    _Atomic long long bytes;
+    char pad[64 - sizeof(long long)];
+};
+
+extern struct mem_slot rk_mem_slots[MEM_SLOTS];
+extern _Thread_local struct mem_slot *rk_mem_mine;
+struct mem_slot *mem_slot_claim(void);
+
+/* delta bytes allocated (negative: freed) by this thread. Only the owner
+ * writes its slot, so a plain load and store do; the shared last slot adds
+ * atomically. */
+static inline void mem_count(long long delta) {
+    struct mem_slot *s = rk_mem_mine;
+    if (__builtin_expect(s == NULL, 0)) s = mem_slot_claim();
+    if (__builtin_expect(s == &rk_mem_slots[MEM_SLOTS - 1], 0)) {
+        atomic_fetch_add_explicit(&s->bytes, delta, memory_order_relaxed);
+        return;
+    }
+    atomic_store_explicit(&s->bytes, atomic_load_explicit(&s->bytes, memory_order_relaxed) + delta,
+                          memory_order_relaxed);
+}
+
+/* malloc_count.c sets this when it is linked: the heap is in the slots. */
+extern bool rk_mem_heap_counted;
+
+/* used_memory: every slot, plus the allocator's heap figure when the heap
+ * is not counted here. */
+size_t mem_used(void);
+/* The largest mem_used() seen by mem_used_peak_update (INFO's used_memory_peak). */
+size_t mem_used_peak(void);
+size_t mem_used_peak_update(void);
+/* Forget the peak (MEMORY STATS' peak is reset by CONFIG RESETSTAT in Redis). */
+void mem_used_peak_reset(void);
+
+#endif

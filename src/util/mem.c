@@ -1,0 +1,53 @@
+/*
+ * Memory accounting: the per-thread slots and their sum (see mem.h).
+ */
+#include "ringkv/mem.h"
+
+#include <malloc.h>
+
+struct mem_slot rk_mem_slots[MEM_SLOTS];
+_Thread_local struct mem_slot *rk_mem_mine;
+bool rk_mem_heap_counted;
+
+static _Atomic unsigned slots_claimed;
+static _Atomic size_t peak;
+
+struct mem_slot *mem_slot_claim(void) {
+    unsigned i = atomic_fetch_add_explicit(&slots_claimed, 1, memory_order_relaxed);
+    rk_mem_mine = &rk_mem_slots[i < MEM_SLOTS ? i : MEM_SLOTS - 1];
+    return rk_mem_mine;
+}
+
+/* Under AddressSanitizer its allocator keeps the count; weak, so that other
+ * builds link without it. */
+extern size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
+
+static size_t heap_bytes(void) {
+    if (__sanitizer_get_current_allocated_bytes) return __sanitizer_get_current_allocated_bytes();
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+
+size_t mem_used(void) {
+    unsigned n = atomic_load_explicit(&slots_claimed, memory_order_relaxed);
+    if (n > MEM_SLOTS) n = MEM_SLOTS;
+    long long sum = 0;
+    for (unsigned i = 0; i < n; i++) sum += atomic_load_explicit(&rk_mem_slots[i].bytes, memory_order_relaxed);
+    if (!rk_mem_heap_counted) sum += (long long)heap_bytes();
+    return sum > 0 ? (size_t)sum : 0;
+}
+
+size_t mem_used_peak_update(void) {
+    size_t used = mem_used(), p = atomic_load_explicit(&peak, memory_order_relaxed);
+    while (used > p && !atomic_compare_exchange_weak_explicit(&peak, &p, used, memory_order_relaxed,
+                                                             memory_order_relaxed)) {}
+    return used;
+}
+
+size_t mem_used_peak(void) {
+    size_t used = mem_used_peak_update();
+    size_t p = atomic_load_explicit(&peak, memory_order_relaxed);
+    return p > used ? p : used;
+}
+
+void mem_used_peak_reset(void) { atomic_store_explicit(&peak, mem_used(), memory_order_relaxed); }
