@@ -52,9 +52,13 @@ struct rk_config {
     long long min_replicas_to_write, min_replicas_max_lag;
     /* scripting */
     long long busy_reply_threshold; /* ms a script runs before others get -BUSY (lua-time-limit) */
-    /* memory: reported by INFO, not enforced yet (inert) */
-    long long maxmemory;
+    /* memory limits and eviction (evict.h) */
+    long long maxmemory;            /* bytes of used_memory (mem.h); 0 = no limit */
     const char *maxmemory_policy;   /* one of the policy names */
+    long long maxmemory_samples, maxmemory_eviction_tenacity;
+    long long lfu_log_factor, lfu_decay_time;
+    long long lazyfree_lazy_eviction, lazyfree_lazy_expire, lazyfree_lazy_server_del;
+    long long lazyfree_lazy_user_del, lazyfree_lazy_user_flush;
     /* compact encodings of collections (Redis's thresholds) */
     long long list_max_listpack_size;
     long long list_compress_depth;  /* quicklist nodes kept raw at each end; 0 = no compression */

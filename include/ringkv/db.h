@@ -62,6 +62,10 @@ struct shard {
     struct trk_table *tracking;   /* client-side caching: tracked keys, BCAST prefixes (tracking.h) */
     struct hashmap *watched;      /* "db:key" -> block_record[] of clients watching it (watch.h) */
     struct ps_dir *psdir;         /* pub/sub subscribers per thread (pubsub_dir.h), NULL until used */
+    /* eviction (evict.h), by the owner's thread */
+    struct evict_pool *evict_pool;   /* best candidates seen, NULL until needed */
+    unsigned evict_db;               /* next database for the random policies */
+    _Atomic size_t evictable;        /* keys the policy may evict, as of the owner's last iteration */
     /* snapshots (below) */
     bool snap_active;             /* a snapshot is saving this shard */
     uint8_t snap_side;            /* 0 or ENTRY_SNAP: the bit of entries saved or made since it began */
@@ -159,9 +163,13 @@ extern _Atomic long rk_waiter_keys;
 #define DB_EVENT_EXPIRED (1 << 8)
 #define DB_EVENT_NEW     (1 << 14)
 extern void (*db_event_hook)(struct cmd_ctx *c, int type, const char *event, struct slice key);
-/* Every deletion of an expired key, for the AOF (its DEL record); NULL
- * in unit tests. */
+/* Every deletion the keyspace makes itself (an expired key, an evicted
+ * one), for the AOF (its DEL record); NULL in unit tests. */
 extern void (*db_expired_hook)(struct cmd_ctx *c, struct slice key);
+/* Evict key from database dbi of c->shard (evict.h): deleted as Redis's
+ * evictions are, with "evicted", WATCH and tracking told, the AOF's DEL. */
+void db_evict_key(struct cmd_ctx *c, unsigned dbi, struct slice key);
+#define DB_EVENT_EVICTED (1 << 9)
 
 void shard_init(struct shard *s, unsigned id, unsigned ndb);
 void shard_destroy(struct shard *s);
@@ -176,6 +184,7 @@ bool db_load_entry(struct shard *s, unsigned dbi, struct kv_entry *e, bool merge
 #define LOOKUP_NONE    0
 #define LOOKUP_READ    1   /* count a keyspace hit/miss (GET-like reads) */
 #define LOOKUP_NOEXPIRE 2  /* do not delete an expired key (it is still reported absent) */
+#define LOOKUP_NOTOUCH 4   /* not an access: the key's stamp (evict.h) stays (TYPE, TTL, OBJECT, ...) */
 
 /* The entry for key, or NULL if absent or expired (an expired key is deleted). */
 struct kv_entry *db_lookup(struct cmd_ctx *c, struct slice key, unsigned flags);

@@ -2,14 +2,19 @@
  * A key-value entry: one allocation holding a small header, the optional
  * expiry, the key bytes and the value.
  *
- * The header is one meta byte followed by the lengths, in one of two forms:
+ * The header is one meta byte followed by the lengths and the access
+ * stamp, in one of two forms:
  *
- *   short: [meta][klen:u8][vlen:u8]                      both lengths < 256
- *   wide:  [meta][klen:u32][vlen:u32][vcap:u32]          anything larger
+ *   short: [meta][klen:u8][vlen:u8][stamp:u24]                   both lengths < 256
+ *   wide:  [meta][klen:u32][vlen:u32][vcap:u32][stamp:u24]       anything larger
  *   then:  [expire_at_ms:i64 if ENTRY_EXPIRE] [key] [value]
  *
- * A 16-byte key with a 16-byte value therefore costs 35 bytes, and a TTL
- * costs nothing for keys without one. Strings keep their bytes inline; the
+ * A 16-byte key with a 16-byte value therefore costs 38 bytes, and a TTL
+ * costs nothing for keys without one. The stamp is what eviction ranks
+ * keys by, Redis's 24-bit robj.lru: under an LRU policy the clock in
+ * seconds at the last access, under an LFU policy the minute of the last
+ * decrement (16 bits) and a logarithmic access counter (8 bits); evict.h
+ * keeps it. Strings keep their bytes inline; the
  * other types store one pointer to their object as an 8-byte value, except
  * small compact objects (ENTRY_INLINE: the listpack or intset of a small
  * list, set, hash or sorted set, up to ENTRY_INLINE_MAX bytes), whose bytes
@@ -50,7 +55,26 @@ struct kv_entry { uint8_t meta; unsigned char rest[]; };
 static inline unsigned entry_type(const struct kv_entry *e) { return e->meta & ENTRY_TYPE_MASK; }
 static inline bool entry_has_expire(const struct kv_entry *e) { return e->meta & ENTRY_EXPIRE; }
 
-static inline size_t entry__hdr(const struct kv_entry *e) { return (e->meta & ENTRY_WIDE) ? 13 : 3; }
+static inline size_t entry__hdr(const struct kv_entry *e) { return (e->meta & ENTRY_WIDE) ? 16 : 6; }
+
+/* The access stamp (see the top); 24 bits. */
+#define ENTRY_STAMP_MAX 0xFFFFFFu
+static inline unsigned char *entry__stamp(const struct kv_entry *e) {
+    return (unsigned char *)e->rest + ((e->meta & ENTRY_WIDE) ? 12 : 2);
+}
+static inline uint32_t entry_stamp(const struct kv_entry *e) {
+    const unsigned char *p = entry__stamp(e);
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+}
+static inline void entry_set_stamp(struct kv_entry *e, uint32_t v) {
+    unsigned char *p = entry__stamp(e);
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+}
+/* The stamp new entries get on this thread: an access now (evict.h sets it
+ * as the clock moves; 0 where nothing does, as in unit tests). */
+extern _Thread_local uint32_t rk_new_stamp;
 
 static inline size_t entry_key_len(const struct kv_entry *e) {
     if (e->meta & ENTRY_WIDE) { uint32_t v; memcpy(&v, e->rest, 4); return v; }

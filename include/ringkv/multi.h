@@ -29,6 +29,7 @@ struct multi_queue {
     uint64_t mask;               /* shards the queued commands touch */
     bool keyspace;               /* some command touches the keyspace */
     bool aborted;                /* a command was refused while queueing: EXECABORT */
+    bool denyoom;                /* a queued command is deny-oom: EXEC is refused over maxmemory */
     int fwd;                     /* every queued command was forwardable (ROUTE_FORWARD)
                                   * to one other shard: its id + 1; -1: not; 0: none queued */
     bool plain;                  /* every queued command could run forwarded alone: it has

@@ -26,7 +26,7 @@ enum {
     NOTIFY_HASH = 1 << 6,       /* h */
     NOTIFY_ZSET = 1 << 7,       /* z */
     NOTIFY_EXPIRED = DB_EVENT_EXPIRED,   /* x (1 << 8) */
-    NOTIFY_EVICTED = 1 << 9,    /* e */
+    NOTIFY_EVICTED = DB_EVENT_EVICTED,   /* e (1 << 9) */
     NOTIFY_STREAM = 1 << 10,    /* t */
     NOTIFY_KEY_MISS = 1 << 11,  /* m (not part of A) */
     NOTIFY_MODULE = 1 << 13,    /* d */

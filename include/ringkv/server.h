@@ -228,6 +228,7 @@ struct worker {
     struct xmsg *stash, **stash_tail;             /* taken off the rings while a script waited (tx_take_now) */
     /* time */
     long long now_ms;
+    bool mem_refuse;                /* this iteration refuses deny-oom commands (evict.h) */
     long long last_cron_ms;
     long long last_expire_ms;
     long long last_peer_ms;        /* last iteration that exchanged messages with another worker */

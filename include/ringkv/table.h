@@ -77,6 +77,10 @@ uint64_t table_scan(struct kv_table *t, uint64_t cursor, size_t count, table_vis
 
 /* A uniformly-chosen-ish live entry using the random number r, or NULL if empty. */
 struct kv_entry *table_random(struct kv_table *t, uint64_t r);
+/* Up to n live entries found walking the slots from a random position (r),
+ * visiting at most max_slots slots: what eviction ranks (Redis's
+ * dictGetSomeKeys). Returns how many were written to out. */
+size_t table_sample(const struct kv_table *t, uint64_t r, struct kv_entry **out, size_t n, size_t max_slots);
 
 /* Start loading what a lookup of hash will touch, in three steps, each
  * issued once the previous one's line has arrived: the group's control

@@ -28,6 +28,7 @@
 #include "ringkv/watch.h"
 #include "ringkv/config.h"
 #include "ringkv/db.h"
+#include "ringkv/evict.h"
 #include "ringkv/scan_cursor.h"
 #include "ringkv/util.h"
 
@@ -101,19 +102,20 @@ static void delete_keys(struct cmd_ctx *c) {
 void cmd_del(struct cmd_ctx *c) { delete_keys(c); }
 void cmd_unlink(struct cmd_ctx *c) { delete_keys(c); }
 
-/* EXISTS and TOUCH: how many of the keys (repeats counted) exist. */
-static void count_existing(struct cmd_ctx *c) {
+/* EXISTS and TOUCH: how many of the keys (repeats counted) exist. Only
+ * TOUCH is an access (the key's stamp, evict.h). */
+static void count_existing(struct cmd_ctx *c, unsigned flags) {
     long long n = 0;
     for (int j = 1; j < c->argc; j++)
-        n += db_lookup(c, c->argv[j], LOOKUP_READ) != NULL;
+        n += db_lookup(c, c->argv[j], LOOKUP_READ | flags) != NULL;
     reply_int(&c->r, n);
 }
 
-void cmd_exists(struct cmd_ctx *c) { count_existing(c); }
-void cmd_touch(struct cmd_ctx *c) { count_existing(c); }
+void cmd_exists(struct cmd_ctx *c) { count_existing(c, LOOKUP_NOTOUCH); }
+void cmd_touch(struct cmd_ctx *c) { count_existing(c, LOOKUP_NONE); }
 
 void cmd_type(struct cmd_ctx *c) {
-    reply_simple(&c->r, type_name(db_lookup(c, c->argv[1], LOOKUP_READ)));
+    reply_simple(&c->r, type_name(db_lookup(c, c->argv[1], LOOKUP_READ | LOOKUP_NOTOUCH)));
 }
 
 /* ---------------------------------------------------------------------------
@@ -512,7 +514,7 @@ void cmd_pexpireat(struct cmd_ctx *c) { expire_generic(c, 0, false); }
 
 /* TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 without the key, -1 without a TTL. */
 static void ttl_generic(struct cmd_ctx *c, bool ms, bool absolute) {
-    struct kv_entry *e = db_lookup(c, c->argv[1], LOOKUP_READ);
+    struct kv_entry *e = db_lookup(c, c->argv[1], LOOKUP_READ | LOOKUP_NOTOUCH);
     if (!e) {
         reply_int(&c->r, -2);
         return;
@@ -566,10 +568,7 @@ static const char *entry_encoding(const struct kv_entry *e) {
     return ops && ops->encoding ? ops->encoding(entry_obj(e)) : "unknown";
 }
 
-static bool lfu_policy(void) {
-    const char *p = __atomic_load_n(&rk_config.maxmemory_policy, __ATOMIC_RELAXED);
-    return p && strstr(p, "lfu") != NULL;
-}
+static bool lfu_policy(void) { return evict_policy_lfu(evict_policy_now()); }
 
 static void object_help(struct cmd_ctx *c) {
     static const char *const help[] = {
@@ -617,7 +616,7 @@ void cmd_object(struct cmd_ctx *c) {
         return;
     }
 
-    struct kv_entry *e = db_lookup(c, c->argv[2], LOOKUP_READ);
+    struct kv_entry *e = db_lookup(c, c->argv[2], LOOKUP_READ | LOOKUP_NOTOUCH);
     if (!e) {
         reply_null(&c->r);
         return;
@@ -626,13 +625,13 @@ void cmd_object(struct cmd_ctx *c) {
     case 1:
         reply_bulk_cstr(&c->r, entry_encoding(e));
         break;
-    case 2:   /* access frequency is not tracked */
+    case 2:
         if (!lfu_policy()) reply_error(&c->r, ERR_NO_LFU);
-        else reply_int(&c->r, 0);
+        else reply_int(&c->r, evict_freq(e, c->now_ms));
         break;
-    case 3:   /* nor is access time */
+    case 3:
         if (lfu_policy()) reply_error(&c->r, ERR_LFU);
-        else reply_int(&c->r, 0);
+        else reply_int(&c->r, evict_idle_ms(e, c->now_ms) / 1000);
         break;
     default:  /* values are never shared */
         reply_int(&c->r, 1);

@@ -32,6 +32,7 @@ void multi_queue_add(struct multi_queue *q, const struct command *cmd, int argc,
     q->cmds[q->n++] = (struct queued_cmd){ cmd, argc, copy };
     q->mask |= mask;
     q->keyspace |= keyspace;
+    q->denyoom |= (cmd->flags & CMD_DENYOOM) != 0;
 }
 
 void multi_queue_free(struct multi_queue *q) {

@@ -273,6 +273,37 @@ static enum exec_result run_routed(struct client *c, const struct route *rt, int
     }
 }
 
+/* A command refused before it runs: EXEC will answer EXECABORT; EXEC
+ * itself ends the transaction with its reason, as Redis's execCommandAbort. */
+void client_refuse(struct client *c, const struct command *cmd, const char *err) {
+    bool queued;
+    struct rbuf *out = client_reply_target(c, &queued);
+    size_t start = out->len;
+    struct reply r = { out, c->resp };
+    if (cmd->proc == cmd_exec && c->multi) {
+        reply_errorf(&r, "EXECABORT Transaction discarded because of: %s", err);
+        client_reset_transaction(c);
+    } else {
+        if (c->multi) c->multi->aborted = true;
+        reply_error(&r, err);
+    }
+    client_reply_written(c, out, start, queued, c->reply_off || c->reply_skip);
+    c->reply_skip = 0;
+}
+
+#define ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
+
+/* Over maxmemory with nothing left to evict (evict.h): commands that may
+ * grow memory are refused, and so is an EXEC that queued one, as Redis's
+ * processCommand. */
+static bool refused_for_memory(struct client *c, const struct command *cmd) {
+    bool denyoom = (cmd->flags & CMD_DENYOOM) || (cmd->proc == cmd_exec && c->multi && c->multi->denyoom);
+    if (!denyoom) return false;
+    command_rejected(cmd);
+    client_refuse(c, cmd, ERR_OOM);
+    return true;
+}
+
 /* Route one parsed command and act on the verdict. */
 static enum exec_result execute(struct client *c, int argc, struct slice *argv, int argv1_shard) {
     struct worker *w = c->w;
@@ -285,6 +316,7 @@ static enum exec_result execute(struct client *c, int argc, struct slice *argv, 
         return EXEC_DONE;
     }
     const struct command *cmd = rt.cmd;
+    if (RK_UNLIKELY(w->mem_refuse) && refused_for_memory(c, cmd)) return EXEC_DONE;
     /* CLIENT PAUSE and MONITOR (controls.h): one relaxed load while off */
     if (RK_UNLIKELY(client_controls_on())) {
         enum ctl_verdict v = client_controls_check(c, &rt, argc, argv);

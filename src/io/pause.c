@@ -210,25 +210,6 @@ void client_pause_tick(struct worker *w) {
     }
 }
 
-/* A command refused before it runs: EXEC will answer EXECABORT; EXEC
- * itself ends the transaction with its reason, as Redis's execCommandAbort. */
-static enum ctl_verdict refuse(struct client *c, const struct command *cmd, const char *err) {
-    bool queued;
-    struct rbuf *out = client_reply_target(c, &queued);
-    size_t start = out->len;
-    struct reply r = { out, c->resp };
-    if (cmd->proc == cmd_exec && c->multi) {
-        reply_errorf(&r, "EXECABORT Transaction discarded because of: %s", err);
-        client_reset_transaction(c);
-    } else {
-        if (c->multi) c->multi->aborted = true;
-        reply_error(&r, err);
-    }
-    client_reply_written(c, out, start, queued, c->reply_off || c->reply_skip);
-    c->reply_skip = 0;
-    return CTL_DONE;
-}
-
 void client_controls_busy(bool on) {
     if (on) atomic_fetch_add(&rk_controls.ctl, CTL_BUSY_ONE);
     else atomic_fetch_sub(&rk_controls.ctl, CTL_BUSY_ONE);
@@ -254,12 +235,17 @@ enum ctl_verdict client_controls_check(struct client *c, const struct route *rt,
     uint64_t ctl = atomic_load_explicit(&rk_controls.ctl, memory_order_relaxed);
     if (RK_UNLIKELY(ctl & CTL_BUSY_MASK) || c->w->serving_busy) {
         const char *err = busy_refusal(c, rt);
-        if (err) return refuse(c, cmd, err);
+        if (err) {
+            client_refuse(c, cmd, err);
+            return CTL_DONE;
+        }
     }
     if (c->flags & CF_MONITOR) {
         /* A monitor is a replica to Redis: it may not touch the keyspace. */
-        if (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))
-            return refuse(c, cmd, "ERR Replica can't interact with the keyspace");
+        if (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE)) {
+            client_refuse(c, cmd, "ERR Replica can't interact with the keyspace");
+            return CTL_DONE;
+        }
     } else if (type_of(ctl) != PAUSE_OFF && c->block_deadline_ms == 0) {
         enum pause_type t = pause_type_now(c->w->now_ms);
         if (t == PAUSE_ALL || (t == PAUSE_WRITE && pausable_write(c, cmd, argc, argv))) {

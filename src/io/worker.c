@@ -43,6 +43,7 @@
 #include "ringkv/ring.h"
 #include "ringkv/snapshot.h"
 #include "ringkv/watch.h"
+#include "ringkv/evict.h"
 #include "io_internal.h"
 #include "controls.h"
 
@@ -300,11 +301,21 @@ void worker_serve_while_busy(struct worker *w, struct client *running) {
     w->busy_caller = NULL;
 }
 
+/* Room under maxmemory before this iteration's commands run (evict.h). A
+ * shard held by a transaction, a load, or a client pause (which holds
+ * evictions, as in Redis) leave the shard alone this time. */
+static void worker_evict(struct worker *w) {
+    bool may = !shard_is_held(w) && !client_expiry_paused(w->now_ms) &&
+               !(atomic_load_explicit(&rk_persist.gate, memory_order_acquire) & PERSIST_GATE_LOADING);
+    w->mem_refuse = evict_iteration(&w->shard, srv.shard_ptrs, srv.nworkers, w->now_ms, may);
+}
+
 static void *worker_main(void *arg) {
     struct worker *w = arg;
     rk_arena = &w->shard.arena;
     while (!atomic_load_explicit(&srv.shutdown, memory_order_relaxed)) {
         w->now_ms = (long long)mstime_now();
+        worker_evict(w);
         uint64_t work0 = w->stats.commands + w->stats.forwarded_in;
         unsigned n = drain_cqes(w);
         w->stats.completions += n;

@@ -38,6 +38,7 @@
 #include "ringkv/pubsub_dir.h"
 #include "ringkv/command.h"
 #include "ringkv/config.h"
+#include "ringkv/evict.h"
 #include "ringkv/util.h"
 #include "ringkv/tracking.h"
 #include "ringkv/watch.h"
@@ -104,6 +105,7 @@ void shard_destroy(struct shard *s) {
     s->waiters = NULL;
     ps_dir_free(s->psdir);
     s->psdir = NULL;
+    evict_shard_free(s);
 }
 
 void db_empty(struct kv_db *db) {
@@ -229,6 +231,23 @@ static void expire_entry(struct cmd_ctx *c, struct shard *s, struct kv_db *db, s
     db_touch_watched(c, c->db, key, true);
 }
 
+void db_evict_key(struct cmd_ctx *c, unsigned dbi, struct slice key) {
+    struct shard *s = c->shard;
+    struct kv_db *db = &s->dbs[dbi];
+    uint64_t h = table_hash(key.ptr, key.len);
+    struct kv_entry **slot = table_find(&db->table, key.ptr, key.len, h);
+    if (!slot) return;
+    snap_guard(s, (int)dbi, *slot);   /* a running snapshot keeps what it had */
+    c->db = (int)dbi;
+    trk_key_gone(s, key);
+    entry_free(drop_entry(db, key, h));
+    s->stats.evicted_keys++;
+    if (db_expired_hook) db_expired_hook(c, key);
+    if (RK_UNLIKELY(CONFIG_GET(notify_keyspace_events) & DB_EVENT_EVICTED) && db_event_hook)
+        db_event_hook(c, DB_EVENT_EVICTED, "evicted", key);
+    db_touch_watched(c, c->db, key, true);
+}
+
 void db_expire_found(struct cmd_ctx *c, struct shard *s, struct kv_db *db, struct kv_entry *e) {
     struct slice key = entry_key_slice(e);
     uint64_t h = table_hash(key.ptr, key.len);
@@ -265,6 +284,7 @@ struct kv_entry **db_lookup_slot(struct cmd_ctx *c, struct slice key, unsigned f
         if (slot) s->stats.keyspace_hits++;
         else s->stats.keyspace_misses++;
     }
+    if (slot && !(flags & LOOKUP_NOTOUCH)) entry_touch(*slot);
     if (slot && RK_UNLIKELY(s->snap_active) && may_change(c)) snap_guard(s, c->db, *slot);
     return slot;
 }

@@ -3,9 +3,9 @@
  * value (see include/ringkv/entry.h for the byte layout).
  *
  * The point of the layout is to make the common case small: a key and value
- * both shorter than 256 bytes get a 3-byte header and no padding, so a
- * 16-byte key with a 16-byte value is a 35-byte block, a 36-byte block of
- * the shard's arena (arena.h). A TTL adds 8 bytes only to keys that have one.
+ * both shorter than 256 bytes get a 6-byte header (3 of them the access
+ * stamp) and no padding, so a 16-byte key with a 16-byte value is a
+ * 38-byte block of the shard's arena (arena.h). A TTL adds 8 bytes only to keys that have one.
  *
  * An entry rebuilt for a change of its own (entry_set_string,
  * entry_resize_string, entry_store_obj, entry_set_expire) keeps its
@@ -32,9 +32,11 @@
 #include "ringkv/entry.h"
 #include "ringkv/arena.h"
 
-#define SHORT_HDR 3
-#define WIDE_HDR  13
+#define SHORT_HDR 6
+#define WIDE_HDR  16
 #define SHORT_MAX 255
+
+_Thread_local uint32_t rk_new_stamp;
 
 /* ---------------------------------------------------------------- layout */
 
@@ -123,6 +125,7 @@ static struct kv_entry *entry_alloc(unsigned flags, struct slice key, size_t vle
     struct kv_entry *e = block_alloc(prefix + key.len + vcap, &meta);
     e->meta = (uint8_t)meta;
     entry_set_lengths(e, key.len, vlen, vcap);
+    entry_set_stamp(e, rk_new_stamp);
     if (meta & ENTRY_EXPIRE)
         memcpy((char *)e + prefix - 8, &expire_at_ms, 8);
     if (key.len) memcpy((char *)e + prefix, key.ptr, key.len);

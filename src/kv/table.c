@@ -463,6 +463,25 @@ struct kv_entry *table_random(struct kv_table *t, uint64_t r) {
     return p->slots[g * GROUP + swiss_first(m)];
 }
 
+size_t table_sample(const struct kv_table *t, uint64_t r, struct kv_entry **out, size_t n, size_t max_slots) {
+    size_t total = table_size(t), got = 0;
+    if (!total || !n) return 0;
+    const struct kv_table_part *p = &t->cur;
+    size_t first = 0;
+    uint64_t r2 = (r ^ (r >> 29)) * 0x9E3779B97F4A7C15ULL;
+    if (t->old.used && (r2 >> 11) % total < t->old.used) {
+        p = &t->old;
+        first = t->migrate_pos;
+    }
+    size_t span = p->ngroups - first, g = first + (size_t)(r % span);
+    for (size_t visited = 0; visited < span && visited * GROUP < max_slots && got < n; visited++) {
+        for (unsigned m = swiss_full(p->ctrl + g * GROUP); m && got < n; m &= m - 1)
+            out[got++] = p->slots[g * GROUP + swiss_first(m)];
+        g = g + 1 == p->ngroups ? first : g + 1;
+    }
+    return got;
+}
+
 size_t table_memory(const struct kv_table *t) {
     size_t per_group = GROUP * (1 + sizeof(struct kv_entry *));
     return (t->cur.ngroups + t->old.ngroups) * per_group;

@@ -1,0 +1,332 @@
+/*
+ * Eviction; see include/ringkv/evict.h for the idea.
+ *
+ * The pool. Each shard keeps up to POOL_SIZE candidates ordered by score
+ * (higher: evicted sooner), with a copy of each key: a candidate may have
+ * been deleted, changed or touched since it was sampled, so it is looked up
+ * again before it goes, and one that vanished is dropped. Scores are the
+ * idle time in milliseconds (LRU), 255 minus the decayed counter (LFU) or
+ * UINT64_MAX minus the expiry time (TTL), so one order serves all three.
+ */
+#include "ringkv/evict.h"
+#include "ringkv/db.h"
+#include "ringkv/command.h"
+#include "ringkv/config.h"
+#include "ringkv/table.h"
+#include "ringkv/mem.h"
+#include "ringkv/util.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define POOL_SIZE        16
+#define POOL_KEY_INLINE  48        /* longer keys get an allocation of their own */
+#define SAMPLE_MAX       64        /* maxmemory-samples above this sample this many */
+#define CHECK_EVERY      16        /* evictions between looks at the clock, as Redis */
+#define CLOCK_MS         1000      /* LRU stamp resolution (Redis's LRU_CLOCK_RESOLUTION) */
+
+_Thread_local bool rk_lfu_stamps;
+
+/* ---------------------------------------------------------------- policy */
+
+static const char *const policy_names[] = {
+    "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+    "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction",
+};
+
+/* The configured name is one of the enum's own strings, swapped whole by
+ * CONFIG SET: remember the last one seen and compare pointers first. */
+enum evict_policy evict_policy_now(void) {
+    static _Thread_local const char *last_name;
+    static _Thread_local enum evict_policy last = EVICT_NOEVICTION;
+    const char *name = __atomic_load_n(&rk_config.maxmemory_policy, __ATOMIC_RELAXED);
+    if (name == last_name) return last;
+    last = EVICT_NOEVICTION;
+    for (unsigned i = 0; name && i < RK_ARRAY_LEN(policy_names); i++)
+        if (strcmp(name, policy_names[i]) == 0) last = (enum evict_policy)i;
+    last_name = name;
+    return last;
+}
+
+static bool policy_volatile(enum evict_policy p) { return p <= EVICT_VOLATILE_TTL; }
+
+/* ---------------------------------------------------------------- stamps */
+
+static _Thread_local long long clock_now_ms;
+static _Thread_local uint64_t rng_state;
+
+static uint32_t lru_clock(long long now_ms) { return (uint32_t)(now_ms / CLOCK_MS) & ENTRY_STAMP_MAX; }
+static unsigned lfu_minutes(long long now_ms) { return (unsigned)(now_ms / 60000) & 0xFFFF; }
+
+void evict_clock(long long now_ms) {
+    clock_now_ms = now_ms;
+    rk_lfu_stamps = evict_policy_lfu(evict_policy_now());
+    rk_new_stamp = rk_lfu_stamps ? (uint32_t)lfu_minutes(now_ms) << 8 | LFU_INIT_VAL : lru_clock(now_ms);
+}
+
+/* xorshift64*: the LFU's coin and the samples' positions. */
+static uint64_t rng_next(void) {
+    if (RK_UNLIKELY(!rng_state)) rng_state = (uint64_t)(uintptr_t)&rng_state ^ ustime_now() ^ 0x9E3779B97F4A7C15ULL;
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+unsigned lfu_log_incr(unsigned counter, long long log_factor, double r) {
+    if (counter >= 255) return 255;
+    double base = counter > LFU_INIT_VAL ? (double)(counter - LFU_INIT_VAL) : 0.0;
+    return r < 1.0 / (base * (double)log_factor + 1.0) ? counter + 1 : counter;
+}
+
+unsigned lfu_decayed(uint32_t stamp, unsigned now_min, long long decay_time) {
+    unsigned last = stamp >> 8, counter = stamp & 0xFF;
+    if (decay_time <= 0) return counter;
+    unsigned elapsed = now_min >= last ? now_min - last : 0xFFFF - last + now_min;
+    unsigned long long periods = (unsigned long long)elapsed / (unsigned long long)decay_time;
+    return periods >= counter ? 0 : counter - (unsigned)periods;
+}
+
+void evict_lfu_touch(struct kv_entry *e) {
+    unsigned now_min = lfu_minutes(clock_now_ms);
+    unsigned counter = lfu_decayed(entry_stamp(e), now_min, CONFIG_GET(lfu_decay_time));
+    double r = (double)(rng_next() >> 11) * 0x1.0p-53;
+    counter = lfu_log_incr(counter, CONFIG_GET(lfu_log_factor), r);
+    entry_set_stamp(e, now_min << 8 | counter);
+}
+
+long long evict_idle_ms(const struct kv_entry *e, long long now_ms) {
+    uint32_t now = lru_clock(now_ms), then = entry_stamp(e);
+    uint32_t ticks = now >= then ? now - then : ENTRY_STAMP_MAX - then + now;
+    return (long long)ticks * CLOCK_MS;
+}
+
+unsigned evict_freq(const struct kv_entry *e, long long now_ms) {
+    return lfu_decayed(entry_stamp(e), lfu_minutes(now_ms), CONFIG_GET(lfu_decay_time));
+}
+
+bool evict_stamp_for_restore(long long idle_s, long long freq, long long now_ms, uint32_t *stamp) {
+    enum evict_policy p = evict_policy_now();
+    if (evict_policy_lfu(p) && freq >= 0) {
+        *stamp = (uint32_t)lfu_minutes(now_ms) << 8 | (uint32_t)freq;
+        return true;
+    }
+    if (evict_policy_lru(p) && idle_s >= 0) {
+        long long ticks = idle_s * 1000 / CLOCK_MS, now = lru_clock(now_ms);
+        ticks %= (long long)ENTRY_STAMP_MAX + 1;
+        long long v = now - ticks;
+        *stamp = (uint32_t)(v < 0 ? v + ENTRY_STAMP_MAX : v);
+        return true;
+    }
+    return false;
+}
+
+/* ---------------------------------------------------------------- the pool */
+
+struct pool_entry {
+    uint64_t score;
+    unsigned dbi;
+    size_t klen;
+    char *long_key;                   /* keys longer than inline_key */
+    char inline_key[POOL_KEY_INLINE];
+};
+
+static const char *pool_key(const struct pool_entry *pe) {
+    return pe->klen <= POOL_KEY_INLINE ? pe->inline_key : pe->long_key;
+}
+
+struct evict_pool {
+    unsigned n;                       /* entries [0, n), ascending by score */
+    struct pool_entry e[POOL_SIZE];
+};
+
+static void pool_entry_clear(struct pool_entry *pe) {
+    if (pe->klen > POOL_KEY_INLINE) free(pe->long_key);
+    pe->long_key = NULL;
+}
+
+/* Remove entry i, keeping the order. */
+static void pool_remove(struct evict_pool *p, unsigned i) {
+    pool_entry_clear(&p->e[i]);
+    memmove(&p->e[i], &p->e[i + 1], (p->n - i - 1) * sizeof p->e[0]);
+    p->n--;
+}
+
+static bool pool_has(const struct evict_pool *p, unsigned dbi, struct slice key) {
+    for (unsigned i = 0; i < p->n; i++)
+        if (p->e[i].dbi == dbi && p->e[i].klen == key.len && memcmp(pool_key(&p->e[i]), key.ptr, key.len) == 0)
+            return true;
+    return false;
+}
+
+/* Offer a candidate: it takes its place by score; a full pool drops its
+ * worst to make room, or refuses a candidate worse than all it holds. */
+static void pool_offer(struct evict_pool *p, unsigned dbi, struct slice key, uint64_t score) {
+    if (p->n == POOL_SIZE) {
+        if (score <= p->e[0].score) return;
+        pool_remove(p, 0);
+    }
+    if (pool_has(p, dbi, key)) return;
+    unsigned at = p->n;
+    while (at > 0 && p->e[at - 1].score > score) at--;
+    memmove(&p->e[at + 1], &p->e[at], (p->n - at) * sizeof p->e[0]);
+    p->n++;
+    struct pool_entry *pe = &p->e[at];
+    pe->score = score;
+    pe->dbi = dbi;
+    pe->klen = key.len;
+    char *dst = pe->inline_key;
+    if (key.len > POOL_KEY_INLINE) dst = pe->long_key = rk_malloc(key.len);
+    memcpy(dst, key.ptr, key.len);
+}
+
+void evict_shard_free(struct shard *s) {
+    struct evict_pool *p = s->evict_pool;
+    if (!p) return;
+    for (unsigned i = 0; i < p->n; i++) pool_entry_clear(&p->e[i]);
+    free(p);
+    s->evict_pool = NULL;
+}
+
+/* ---------------------------------------------------------------- choosing */
+
+static uint64_t score_of(const struct kv_entry *e, enum evict_policy p, long long now_ms) {
+    switch (p) {
+    case EVICT_VOLATILE_TTL: return UINT64_MAX - (uint64_t)entry_expire(e);
+    case EVICT_VOLATILE_LFU:
+    case EVICT_ALLKEYS_LFU: return 255 - evict_freq(e, now_ms);
+    default: return (uint64_t)evict_idle_ms(e, now_ms);
+    }
+}
+
+/* Keys the policy may take from database db. */
+static size_t db_candidates(const struct kv_db *db, enum evict_policy p) {
+    return policy_volatile(p) ? db->expires : table_size(&db->table);
+}
+
+/* Sample database dbi into the pool. Keys with a TTL are not kept apart,
+ * so a volatile policy reads as many more slots as they are rare. */
+static void pool_populate(struct shard *s, unsigned dbi, enum evict_policy p, long long now_ms) {
+    struct kv_db *db = &s->dbs[dbi];
+    size_t want = (size_t)CONFIG_GET(maxmemory_samples), size = table_size(&db->table);
+    if (want > SAMPLE_MAX) want = SAMPLE_MAX;
+    size_t grab = want;
+    if (policy_volatile(p) && db->expires < size)
+        grab = db->expires ? (size_t)(want * (size / (double)db->expires)) : 0;
+    if (grab > SAMPLE_MAX) grab = SAMPLE_MAX;
+    struct kv_entry *found[SAMPLE_MAX];
+    size_t n = table_sample(&db->table, rng_next(), found, grab, grab * 8 + 64);
+    for (size_t i = 0; i < n; i++) {
+        if (policy_volatile(p) && !entry_has_expire(found[i])) continue;
+        pool_offer(s->evict_pool, dbi, entry_key_slice(found[i]), score_of(found[i], p, now_ms));
+    }
+}
+
+/* The best candidate still in its table: its key is copied to out. */
+static bool pool_pick(struct shard *s, enum evict_policy p, long long now_ms, unsigned *dbi, struct rbuf *out) {
+    if (!s->evict_pool) s->evict_pool = rk_calloc(1, sizeof *s->evict_pool);
+    struct evict_pool *pool = s->evict_pool;
+    for (int round = 0; round < 4; round++) {
+        size_t any = 0;
+        for (unsigned d = 0; d < s->ndb; d++) {
+            if (!db_candidates(&s->dbs[d], p)) continue;
+            any++;
+            pool_populate(s, d, p, now_ms);
+        }
+        if (!any) return false;
+        while (pool->n) {
+            struct pool_entry *pe = &pool->e[pool->n - 1];
+            struct kv_table *t = &s->dbs[pe->dbi].table;
+            const char *k = pool_key(pe);
+            struct kv_entry **slot = table_find(t, k, pe->klen, table_hash(k, pe->klen));
+            bool ok = slot && (!policy_volatile(p) || entry_has_expire(*slot));
+            if (ok) {
+                *dbi = pe->dbi;
+                out->len = 0;
+                rbuf_append(out, k, pe->klen);
+            }
+            pool_remove(pool, pool->n - 1);
+            if (ok) return true;
+        }
+    }
+    return false;
+}
+
+/* Any key of the shard (volatile: any with a TTL), databases in turn. */
+static bool random_pick(struct shard *s, enum evict_policy p, unsigned *dbi, struct rbuf *out) {
+    for (unsigned n = 0; n < s->ndb; n++) {
+        unsigned d = s->evict_db++ % s->ndb;
+        struct kv_db *db = &s->dbs[d];
+        if (!db_candidates(db, p)) continue;
+        struct kv_entry *e = NULL;
+        if (!policy_volatile(p)) {
+            e = table_random(&db->table, rng_next());
+        } else {
+            struct kv_entry *found[SAMPLE_MAX];
+            size_t got = table_sample(&db->table, rng_next(), found, SAMPLE_MAX, 4096);
+            for (size_t i = 0; i < got && !e; i++)
+                if (entry_has_expire(found[i])) e = found[i];
+        }
+        if (!e) continue;
+        *dbi = d;
+        out->len = 0;
+        rbuf_append(out, entry_key(e), entry_key_len(e));
+        return true;
+    }
+    return false;
+}
+
+/* ---------------------------------------------------------------- the cycle */
+
+/* How long one iteration may evict, as Redis's evictionTimeLimitUs: up to
+ * 500 us for tenacity 10, growing 15% a step beyond, unbounded at 100. */
+static uint64_t time_limit_us(void) {
+    long long t = CONFIG_GET(maxmemory_eviction_tenacity);
+    if (t <= 10) return 50 * (uint64_t)t;
+    if (t < 100) return (uint64_t)(500.0 * pow(1.15, (double)(t - 10)));
+    return UINT64_MAX;
+}
+
+static size_t shard_candidates(const struct shard *s, enum evict_policy p) {
+    size_t n = 0;
+    for (unsigned d = 0; d < s->ndb; d++) n += db_candidates(&s->dbs[d], p);
+    return n;
+}
+
+static size_t candidates_everywhere(struct shard *const *all, unsigned nshards) {
+    size_t n = 0;
+    for (unsigned i = 0; i < nshards; i++) n += atomic_load_explicit(&all[i]->evictable, memory_order_relaxed);
+    return n;
+}
+
+/* Evict from s until used_memory is under limit or the time is up. */
+static void evict_until(struct shard *s, enum evict_policy p, size_t limit, long long now_ms) {
+    struct cmd_ctx ctx = { .shard = s, .shards = &s, .nshards = 1, .now_ms = now_ms };
+    struct rbuf key = {0};
+    uint64_t start = monotonic_us(), budget = time_limit_us();
+    unsigned dbi, evicted = 0;
+    while (mem_used() > limit) {
+        bool got = (p == EVICT_ALLKEYS_RANDOM || p == EVICT_VOLATILE_RANDOM) ? random_pick(s, p, &dbi, &key)
+                                                                             : pool_pick(s, p, now_ms, &dbi, &key);
+        if (!got) break;
+        db_evict_key(&ctx, dbi, (struct slice){ key.buf, key.len });
+        if (++evicted % CHECK_EVERY == 0 && monotonic_us() - start > budget) break;
+    }
+    rbuf_free(&key);
+}
+
+bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards, long long now_ms, bool may_evict) {
+    evict_clock(now_ms);
+    long long maxmemory = CONFIG_GET(maxmemory);
+    if (RK_LIKELY(maxmemory <= 0)) return false;
+    enum evict_policy p = evict_policy_now();
+    if (may_evict) atomic_store_explicit(&s->evictable, shard_candidates(s, p), memory_order_relaxed);
+    if (mem_used() <= (size_t)maxmemory) return false;
+    if (p == EVICT_NOEVICTION) return true;
+    if (may_evict) {
+        evict_until(s, p, (size_t)maxmemory, now_ms);
+        atomic_store_explicit(&s->evictable, shard_candidates(s, p), memory_order_relaxed);
+        if (mem_used() <= (size_t)maxmemory) return false;
+    }
+    return candidates_everywhere(all, nshards) == 0;
+}
