@@ -626,10 +626,10 @@ static void test_inert_listed(void **state) {
     struct inert in = { 0 };
     config_foreach_inert_changed(note_inert, &in);
     assert_int_equal(in.n, 0);
-    set_ok("appendonly", "yes", "maxmemory", "1mb", "timeout", "5", "aof-rewrite-incremental-fsync", "no", NULL);
+    set_ok("appendonly", "yes", "tcp-keepalive", "60", "timeout", "5", "aof-rewrite-incremental-fsync", "no", NULL);
     config_foreach_inert_changed(note_inert, &in);
     assert_int_equal(in.n, 2);
-    assert_string_equal(in.items[0], "maxmemory=1048576");
+    assert_string_equal(in.items[0], "tcp-keepalive=60");
     assert_string_equal(in.items[1], "aof-rewrite-incremental-fsync=no");
 }
 

@@ -27,11 +27,11 @@ static void assert_kv(const struct kv_entry *e, struct slice k, struct slice v) 
     if (v.len) assert_memory_equal(entry_val_slice(e).ptr, v.ptr, v.len);
 }
 
-static void test_small_entry_is_35_bytes(void **state) {
+static void test_small_entry_is_38_bytes(void **state) {
     (void)state;
     struct slice k = SLICE_LIT("0123456789abcdef"), v = SLICE_LIT("fedcba9876543210");
     struct kv_entry *e = entry_new_string(k, v, NO_EXPIRE);
-    assert_int_equal(entry_alloc_size(e), 35);
+    assert_int_equal(entry_alloc_size(e), 38);
     assert_false(e->meta & ENTRY_WIDE);
     assert_false(entry_has_expire(e));
     assert_int_equal(entry_type(e), OBJ_STRING);
@@ -44,7 +44,7 @@ static void test_empty_key_and_value(void **state) {
     (void)state;
     struct kv_entry *e = entry_new_string((struct slice){ "", 0 }, (struct slice){ "", 0 },
                                           NO_EXPIRE);
-    assert_int_equal(entry_alloc_size(e), 3);
+    assert_int_equal(entry_alloc_size(e), 6);
     assert_int_equal(entry_key_len(e), 0);
     assert_int_equal(entry_val_len(e), 0);
     entry_free(e);
@@ -58,19 +58,19 @@ static void test_boundary_lengths(void **state) {
 
     struct kv_entry *e = entry_new_string(s255, s255, NO_EXPIRE);
     assert_false(e->meta & ENTRY_WIDE);
-    assert_int_equal(entry_alloc_size(e), 3 + 255 + 255);
+    assert_int_equal(entry_alloc_size(e), 6 + 255 + 255);
     assert_kv(e, s255, s255);
     entry_free(e);
 
     e = entry_new_string(s256, one, NO_EXPIRE);
     assert_true(e->meta & ENTRY_WIDE);
-    assert_int_equal(entry_alloc_size(e), 13 + 256 + 1);
+    assert_int_equal(entry_alloc_size(e), 16 + 256 + 1);
     assert_kv(e, s256, one);
     entry_free(e);
 
     e = entry_new_string(one, s256, 1234);
     assert_true(e->meta & ENTRY_WIDE);
-    assert_int_equal(entry_alloc_size(e), 13 + 8 + 1 + 256);
+    assert_int_equal(entry_alloc_size(e), 16 + 8 + 1 + 256);
     assert_int_equal(entry_expire(e), 1234);
     assert_kv(e, one, s256);
     entry_free(e);
@@ -190,7 +190,7 @@ static void test_set_string(void **state) {
     e = entry_set_string(e, SLICE_LIT("bob"));
     assert_kv(e, k, SLICE_LIT("bob"));
     assert_int_equal(entry_expire(e), 77);
-    assert_int_equal(entry_alloc_size(e), 3 + 8 + 4 + 3);
+    assert_int_equal(entry_alloc_size(e), 6 + 8 + 4 + 3);
 
     char *big = filled(5000, 'q');
     e = entry_set_string(e, (struct slice){ big, 5000 });
@@ -204,7 +204,7 @@ static void test_set_string(void **state) {
     e = entry_resize_string(e, 4500);
     e = entry_set_string(e, SLICE_LIT("tiny"));
     assert_false(e->meta & (ENTRY_WIDE | ENTRY_RAW));
-    assert_int_equal(entry_alloc_size(e), 3 + 8 + 4 + 4);
+    assert_int_equal(entry_alloc_size(e), 6 + 8 + 4 + 4);
     assert_kv(e, k, SLICE_LIT("tiny"));
     assert_int_equal(entry_expire(e), 77);
     entry_free(e);
@@ -237,7 +237,7 @@ static void test_objects_and_hooks(void **state) {
     struct kv_entry *e = entry_new_obj(SLICE_LIT("mylist"), OBJ_LIST, f, NO_EXPIRE);
     assert_int_equal(entry_type(e), OBJ_LIST);
     assert_int_equal(entry_val_len(e), sizeof(void *));
-    assert_int_equal(entry_alloc_size(e), 3 + 6 + 8);
+    assert_int_equal(entry_alloc_size(e), 6 + 6 + 8);
     assert_ptr_equal(entry_obj(e), f);
 
     e = entry_set_expire(e, 100);
@@ -272,7 +272,7 @@ static void test_objects_and_hooks(void **state) {
     e = entry_new_obj((struct slice){ k, 300 }, OBJ_LIST, g, NO_EXPIRE);
     assert_true(e->meta & ENTRY_WIDE);
     assert_ptr_equal(entry_obj(e), g);
-    assert_int_equal(entry_alloc_size(e), 13 + 300 + 8);
+    assert_int_equal(entry_alloc_size(e), 16 + 300 + 8);
     entry_free(e);
     assert_int_equal(frees, 3);
     free(k);
@@ -327,7 +327,7 @@ static void test_inline_objects(void **state) {
     struct kv_entry *e = entry_new_obj(SLICE_LIT("key:1"), OBJ_SET, blob_new(40, 'a'), NO_EXPIRE);
     assert_true(e->meta & ENTRY_INLINE);
     assert_int_equal(blob_frees, 1);                 /* the original, copied in */
-    assert_int_equal(entry_alloc_size(e), 3 + 5 + 0 + 40);
+    assert_int_equal(entry_alloc_size(e), 6 + 5 + 1 + 40);
     assert_blob(e, 40, 'a');
 
     /* A write works on a copy the entry points to until it is stored. */
@@ -363,7 +363,7 @@ static void test_inline_objects(void **state) {
     e = entry_store_obj(e, w);
     assert_false(e->meta & ENTRY_INLINE);
     assert_ptr_equal(entry_obj(e), w);
-    assert_int_equal(entry_alloc_size(e), 3 + 8 + 5 + 8);
+    assert_int_equal(entry_alloc_size(e), 6 + 8 + 5 + 8);
     w = entry_obj_for_write(e);                      /* not inline: no copy */
     assert_ptr_equal(entry_obj(e), w);
     w = realloc(w, 16);
@@ -443,7 +443,7 @@ static void test_with_key_string(void **state) {
     n = entry_with_key(e, SLICE_LIT("0123456789abcdef"), false);
     assert_kv(n, SLICE_LIT("0123456789abcdef"), SLICE_LIT("xyz"));
     assert_true(n->meta & ENTRY_RAW);
-    assert_int_equal(entry_alloc_size(n), 3 + 16 + 3);
+    assert_int_equal(entry_alloc_size(n), 6 + 16 + 3);
     entry_free(e);
     entry_free(n);
     free(big);
@@ -451,7 +451,7 @@ static void test_with_key_string(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_small_entry_is_35_bytes),
+        cmocka_unit_test(test_small_entry_is_38_bytes),
         cmocka_unit_test(test_empty_key_and_value),
         cmocka_unit_test(test_boundary_lengths),
         cmocka_unit_test(test_expiry_round_trip),
