@@ -26,7 +26,7 @@ UNIT_TIMEOUT=${REDIS_TESTS_UNIT_TIMEOUT:-900}
 
 # Tags of features ringkv does not build yet; each later issue removes its own.
 DENY_TAGS="-slow -needs:debug -needs:repl -needs:pfdebug \
--needs:config-maxmemory -needs:latency -needs:local-process"
+-needs:latency -needs:local-process"
 
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"

@@ -66,6 +66,7 @@ struct shard {
     struct evict_pool *evict_pool;   /* best candidates seen, NULL until needed */
     unsigned evict_db;               /* next database for the random policies */
     _Atomic size_t evictable;        /* keys the policy may evict, as of the owner's last iteration */
+    struct dead_table *dead_tables;  /* emptied ASYNC, freed by the owner in steps (lazyfree.h) */
     /* snapshots (below) */
     bool snap_active;             /* a snapshot is saving this shard */
     uint8_t snap_side;            /* 0 or ENTRY_SNAP: the bit of entries saved or made since it began */
@@ -174,6 +175,9 @@ void db_evict_key(struct cmd_ctx *c, unsigned dbi, struct slice key);
 void shard_init(struct shard *s, unsigned id, unsigned ndb);
 void shard_destroy(struct shard *s);
 void db_empty(struct kv_db *db);                 /* drop every key */
+/* Drop every key now, free them later: the table is detached and s's
+ * worker frees it in steps (lazyfree.h). */
+void db_empty_async(struct shard *s, struct kv_db *db);
 
 /* Loading (rdb_load.h): e, built in s's arena, joins database dbi of s
  * without events. A key already there is replaced when merge, else e is
@@ -202,6 +206,8 @@ void db_replace(struct cmd_ctx *c, struct kv_entry **slot, struct kv_entry *e);
 void db_set(struct cmd_ctx *c, struct kv_entry *e);
 /* Delete key; true if it existed (and was not expired). */
 bool db_delete(struct cmd_ctx *c, struct slice key);
+/* The same, a big value freed in the background when lazy (UNLINK). */
+bool db_delete_lazy(struct cmd_ctx *c, struct slice key, bool lazy);
 /* Set or clear the expiry of the entry in slot (NO_EXPIRE clears). */
 void db_set_expire(struct cmd_ctx *c, struct kv_entry **slot, long long when_ms);
 /* Unlink the entry from its table without freeing it (RENAME, MOVE). */

@@ -49,6 +49,9 @@ struct resp_parser {
 
 void resp_parser_init(struct resp_parser *p, long long max_bulk_len);
 void resp_parser_free(struct resp_parser *p);
+/* Between commands: give back argument space beyond keep_bytes, grown for
+ * a command with many arguments (it counts in used_memory). */
+void resp_parser_trim(struct resp_parser *p, size_t keep_bytes);
 
 /* Parse one command from buf[0..len). On RESP_OK/RESP_EMPTY, *consumed is the
  * number of bytes that made up the request. argv is valid until the next call

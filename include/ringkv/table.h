@@ -47,6 +47,11 @@ void table_reserve(struct kv_table *t, size_t n);
 /* Free the table's arrays; calls free_entry on every entry if not NULL. */
 void table_destroy(struct kv_table *t, void (*free_entry)(struct kv_entry *));
 
+/* For a table nobody looks up any more (lazy freeing): free the entries of
+ * up to `groups` groups from *cursor on (0 at first), moving it; once past
+ * the last group the arrays are freed too and true returned. */
+bool table_drain(struct kv_table *t, size_t *cursor, size_t groups, void (*free_entry)(struct kv_entry *));
+
 /* Pointer to the slot holding the key's entry, or NULL. The pointer stays
  * valid until the next insert, remove or step on this table, so a caller may
  * replace the entry in place (*slot = entry_set_expire(*slot, ...)). */

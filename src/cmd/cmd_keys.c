@@ -87,20 +87,20 @@ static bool dbindex_or_reply(struct cmd_ctx *c, struct slice s, int *out) {
  * Existence and deletion
  * ------------------------------------------------------------------------- */
 
-static void delete_keys(struct cmd_ctx *c) {
+static void delete_keys(struct cmd_ctx *c, bool lazy) {
     long long n = 0;
     for (int j = 1; j < c->argc; j++) {
-        if (!db_delete(c, c->argv[j])) continue;
+        if (!db_delete_lazy(c, c->argv[j], lazy)) continue;
         n++;
         notify(c, NOTIFY_GENERIC, "del", c->argv[j]);
     }
     reply_int(&c->r, n);
 }
 
-/* Values are freed at once either way: entries are small, and big
- * collections are the business of their type modules. */
-void cmd_del(struct cmd_ctx *c) { delete_keys(c); }
-void cmd_unlink(struct cmd_ctx *c) { delete_keys(c); }
+/* UNLINK frees big values in the background, DEL too under
+ * lazyfree-lazy-user-del (lazyfree.h). */
+void cmd_del(struct cmd_ctx *c) { delete_keys(c, CONFIG_GET(lazyfree_lazy_user_del)); }
+void cmd_unlink(struct cmd_ctx *c) { delete_keys(c, true); }
 
 /* EXISTS and TOUCH: how many of the keys (repeats counted) exist. Only
  * TOUCH is an access (the key's stamp, evict.h). */
@@ -242,35 +242,46 @@ void cmd_dbsize(struct cmd_ctx *c) {
 }
 
 /* FLUSHDB/FLUSHALL [ASYNC|SYNC]: both free at once (see cmd_del). */
-static bool flush_args_ok(struct cmd_ctx *c) {
-    if (c->argc == 1 || (c->argc == 2 && (slice_eq_nocase(c->argv[1], "sync") ||
-                                          slice_eq_nocase(c->argv[1], "async"))))
+/* [SYNC|ASYNC]; without either, lazyfree-lazy-user-flush decides. */
+static bool flush_args_ok(struct cmd_ctx *c, bool *async) {
+    *async = CONFIG_GET(lazyfree_lazy_user_flush);
+    if (c->argc == 1) return true;
+    if (c->argc == 2 && (slice_eq_nocase(c->argv[1], "sync") || slice_eq_nocase(c->argv[1], "async"))) {
+        *async = slice_eq_nocase(c->argv[1], "async");
         return true;
+    }
     reply_error(&c->r, ERR_SYNTAX);
     return false;
 }
 
+static void flush_db(struct shard *s, unsigned dbi, bool async) {
+    if (async) db_empty_async(s, &s->dbs[dbi]);
+    else db_empty(&s->dbs[dbi]);
+}
+
 void cmd_flushdb(struct cmd_ctx *c) {
-    if (!flush_args_ok(c))
+    bool async;
+    if (!flush_args_ok(c, &async))
         return;
     db_touch_watched_flush(c, c->db);   /* while the keys are still there */
     for (unsigned i = 0; i < c->nshards; i++) {
         c->dirty += (long long)table_size(&c->shards[i]->dbs[c->db].table);
         db_snapshot_settle(c->shards[i], (unsigned)c->db);   /* a BGSAVE keeps what it began with */
-        db_empty(&c->shards[i]->dbs[c->db]);
+        flush_db(c->shards[i], (unsigned)c->db, async);
     }
     reply_ok(&c->r);
 }
 
 void cmd_flushall(struct cmd_ctx *c) {
-    if (!flush_args_ok(c))
+    bool async;
+    if (!flush_args_ok(c, &async))
         return;
     db_touch_watched_flush(c, -1);   /* while the keys are still there */
     c->dirty++;   /* a change even when empty, as Redis counts FLUSHALL */
     for (unsigned i = 0; i < c->nshards; i++)
         for (unsigned d = 0; d < c->shards[i]->ndb; d++) {
             c->dirty += (long long)table_size(&c->shards[i]->dbs[d].table);
-            db_empty(&c->shards[i]->dbs[d]);
+            flush_db(c->shards[i], d, async);
         }
     persist_after_flushall(c);
     reply_ok(&c->r);

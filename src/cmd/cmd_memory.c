@@ -25,6 +25,7 @@
 #include "ringkv/arena.h"
 #include "ringkv/config.h"
 #include "ringkv/mem.h"
+#include "ringkv/lazyfree.h"
 #include "ringkv/script.h"
 #include "ringkv/script_host.h"
 #include "ringkv/util.h"
@@ -303,9 +304,10 @@ void memory_info(struct cmd_ctx *c, struct rbuf *out) {
                "rss_overhead_ratio:1.00\r\nrss_overhead_bytes:0\r\nmem_fragmentation_ratio:%.2f\r\n"
                "mem_fragmentation_bytes:%lld\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\n"
                "mem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:%zu\r\n"
-               "mem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:%s\r\nactive_defrag_running:0\r\n",
+               "mem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:%s\r\nactive_defrag_running:0\r\n"
+               "lazyfree_pending_objects:%zu\r\nlazyfreed_objects:%zu\r\n",
                maxmemory, h_max, rk_config.maxmemory_policy, mh.frag, frag_bytes, mh.frag, frag_bytes, mh.clients,
-               memory_allocator_name());
+               memory_allocator_name(), lazyfree_pending(), lazyfree_freed());
 }
 
 /* Redis's getMemoryDoctorReport, with the checks ringkv's figures can

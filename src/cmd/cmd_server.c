@@ -11,6 +11,8 @@
 #include "ringkv/snapshot.h"
 #include "ringkv/tracking.h"
 #include "ringkv/command_stats.h"
+#include "ringkv/lazyfree.h"
+#include "ringkv/mem.h"
 #include "ringkv/config.h"
 #include "ringkv/util.h"
 
@@ -80,9 +82,12 @@ static void reset_stats(void) {
         w->stats.connected = gauges.connected;
         w->stats.blocked_clients = gauges.blocked_clients;
         w->stats.blocked_timeout = gauges.blocked_timeout;
+        w->stats.clients_mem = gauges.clients_mem;
         memset(&w->shard.stats, 0, sizeof w->shard.stats);
     }
     command_stats_reset();
+    lazyfree_reset_stats();
+    mem_used_peak_reset();
 }
 
 static const char *config_help[] = {

@@ -44,6 +44,7 @@
 #include "ringkv/snapshot.h"
 #include "ringkv/watch.h"
 #include "ringkv/evict.h"
+#include "ringkv/lazyfree.h"
 #include "io_internal.h"
 #include "controls.h"
 
@@ -171,6 +172,8 @@ static void handle_cqe(struct worker *w, struct io_uring_cqe *cqe) {
 }
 
 
+#define ARGV_KEEP_BYTES (64 * 1024)
+
 static void worker_cron(struct worker *w) {
     long long period = 1000 / CONFIG_GET(hz);
     /* Active expiry is due every period but must not touch a shard that a
@@ -184,6 +187,10 @@ static void worker_cron(struct worker *w) {
     }
     if (w->now_ms - w->last_cron_ms >= period) {
         w->last_cron_ms = w->now_ms;
+        /* what one huge command grew stays only until the next tick, as
+         * Redis's clientsCron gives back a client's big query buffer */
+        resp_parser_trim(&w->parser, ARGV_KEEP_BYTES);
+        if (w->batch_argv.cap > ARGV_KEEP_BYTES) rbuf_free(&w->batch_argv);
         client_cron(w);
         persist_cron(w);
         ring_trim_idle_buffers(w);
@@ -330,6 +337,8 @@ static void *worker_main(void *arg) {
         if (RK_UNLIKELY(monitor_pending(w))) monitor_flush(w);
         tracking_iteration(w);     /* invalidations: ours delivered, the others' into messages */
         bool saving = persist_iteration(w);   /* a snapshot's next entries, its file writes */
+        if (RK_UNLIKELY(w->shard.dead_tables != NULL) && !shard_is_held(w))
+            saving |= lazyfree_step(&w->shard);   /* FLUSH... ASYNC: a slice more */
         xshard_flush(w);
         client_flush_sends(w);
         uint64_t work = w->stats.commands + w->stats.forwarded_in - work0;

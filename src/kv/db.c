@@ -39,6 +39,7 @@
 #include "ringkv/command.h"
 #include "ringkv/config.h"
 #include "ringkv/evict.h"
+#include "ringkv/lazyfree.h"
 #include "ringkv/util.h"
 #include "ringkv/tracking.h"
 #include "ringkv/watch.h"
@@ -106,11 +107,17 @@ void shard_destroy(struct shard *s) {
     ps_dir_free(s->psdir);
     s->psdir = NULL;
     evict_shard_free(s);
+    while (lazyfree_step(s)) {}
 }
 
 void db_empty(struct kv_db *db) {
     table_destroy(&db->table, entry_free);
     table_init(&db->table);
+    db->expires = 0;
+}
+
+void db_empty_async(struct shard *s, struct kv_db *db) {
+    if (table_size(&db->table)) lazyfree_table(s, &db->table);
     db->expires = 0;
 }
 
@@ -197,6 +204,12 @@ void db_snapshot_settle(struct shard *s, unsigned dbi) {
     while (cursor);
 }
 
+/* A dropped entry goes now, or its big object in the background (lazyfree.h). */
+static void free_dropped(struct kv_entry *e, bool lazy) {
+    if (RK_UNLIKELY(lazy)) lazyfree_entry(e);
+    else entry_free(e);
+}
+
 /* The only ways an entry enters, leaves or is swapped in a table. */
 static void insert_entry(struct shard *s, struct kv_db *db, struct kv_entry *e, uint64_t h) {
     snap_join(s, e);
@@ -225,7 +238,7 @@ static void swap_entry(struct shard *s, struct kv_db *db, struct kv_entry **slot
  * Redis): key must outlive the entry, the caller's copy. */
 static void expire_entry(struct cmd_ctx *c, struct shard *s, struct kv_db *db, struct slice key, uint64_t h) {
     trk_key_gone(s, key);   /* client-side caching: before the entry (and key) may go */
-    entry_free(drop_entry(db, key, h));
+    free_dropped(drop_entry(db, key, h), CONFIG_GET(lazyfree_lazy_expire));
     s->stats.expired_keys++;
     key_event(c, DB_EVENT_EXPIRED, "expired", key);
     db_touch_watched(c, c->db, key, true);
@@ -240,7 +253,7 @@ void db_evict_key(struct cmd_ctx *c, unsigned dbi, struct slice key) {
     snap_guard(s, (int)dbi, *slot);   /* a running snapshot keeps what it had */
     c->db = (int)dbi;
     trk_key_gone(s, key);
-    entry_free(drop_entry(db, key, h));
+    free_dropped(drop_entry(db, key, h), CONFIG_GET(lazyfree_lazy_eviction));
     s->stats.evicted_keys++;
     if (db_expired_hook) db_expired_hook(c, key);
     if (RK_UNLIKELY(CONFIG_GET(notify_keyspace_events) & DB_EVENT_EVICTED) && db_event_hook)
@@ -256,7 +269,7 @@ void db_expire_found(struct cmd_ctx *c, struct shard *s, struct kv_db *db, struc
         drop_entry(db, key, h);
         s->stats.expired_keys++;
         key_event(c, DB_EVENT_EXPIRED, "expired", key);   /* while e still holds the key */
-        entry_free(e);
+        free_dropped(e, CONFIG_GET(lazyfree_lazy_expire));
         return;
     }
     struct rbuf copy = {0};   /* the key is told after the entry is freed */
@@ -350,7 +363,9 @@ void db_set(struct cmd_ctx *c, struct kv_entry *e) {
     db_changed(c, key, false);
 }
 
-bool db_delete(struct cmd_ctx *c, struct slice key) {
+bool db_delete(struct cmd_ctx *c, struct slice key) { return db_delete_lazy(c, key, false); }
+
+bool db_delete_lazy(struct cmd_ctx *c, struct slice key, bool lazy) {
     struct shard *s = owner_shard(c, key);
     struct kv_db *db = &s->dbs[c->db];
     uint64_t h = key_hash(key);
@@ -364,7 +379,7 @@ bool db_delete(struct cmd_ctx *c, struct slice key) {
         s->stats.expired_keys++;
         key_event(c, DB_EVENT_EXPIRED, "expired", key);
     }
-    entry_free(e);
+    free_dropped(e, lazy);
     if (live) db_changed(c, key, true);
     else db_touch_watched(c, c->db, key, true);
     return live;

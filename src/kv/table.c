@@ -323,6 +323,20 @@ void table_destroy(struct kv_table *t, void (*free_entry)(struct kv_entry *)) {
     t->moved_groups = moved;
 }
 
+bool table_drain(struct kv_table *t, size_t *cursor, size_t groups, void (*free_entry)(struct kv_entry *)) {
+    size_t total = t->cur.ngroups + t->old.ngroups;
+    for (size_t end = *cursor + groups; *cursor < total && *cursor < end; (*cursor)++) {
+        bool in_cur = *cursor < t->cur.ngroups;
+        const struct kv_table_part *p = in_cur ? &t->cur : &t->old;
+        size_t g = in_cur ? *cursor : *cursor - t->cur.ngroups;
+        for (unsigned m = swiss_full(p->ctrl + g * GROUP); m; m &= m - 1)
+            free_entry(p->slots[g * GROUP + swiss_first(m)]);
+    }
+    if (*cursor < total) return false;
+    table_destroy(t, NULL);
+    return true;
+}
+
 struct kv_entry **table_find(struct kv_table *t, const char *key, size_t len, uint64_t hash) {
     size_t i = part_find(&t->cur, key, len, hash, 0);
     if (i != NOT_FOUND) return &t->cur.slots[i];

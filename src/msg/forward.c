@@ -78,6 +78,8 @@ void forward_command(struct worker *w, unsigned target, const struct command *cm
     w->stats.forwarded_out++;
 }
 
+#define KEEP_BATCH_BYTES (256u << 10)
+
 static struct slice *fwd_argv(struct worker *w, size_t argc) {
     if (argc > w->fwd_argv_cap) {
         w->fwd_argv_cap = argc < 16 ? 16 : argc;
@@ -156,9 +158,14 @@ void execute_batch(struct worker *w, struct xmsg *m) {
     w->stats.batches_in++;
     m->type = XM_BATCH_DONE;
     xshard_send(w, m->from, m);
+    /* arguments of one huge command are not kept for the next: they count
+     * in used_memory, as the batch buffers below */
+    if (w->fwd_argv_cap * sizeof *w->fwd_argv > KEEP_BATCH_BYTES) {
+        free(w->fwd_argv);
+        w->fwd_argv = NULL;
+        w->fwd_argv_cap = 0;
+    }
 }
-
-#define KEEP_BATCH_BYTES (1u << 20)
 
 /* A client's commands travel together: hand each run of its replies over
  * at once (looked up once, merged in one pass). */

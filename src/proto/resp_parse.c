@@ -58,6 +58,14 @@ void resp_parser_free(struct resp_parser *p) {
     rbuf_free(&p->scratch);
 }
 
+void resp_parser_trim(struct resp_parser *p, size_t keep_bytes) {
+    if (p->argv_cap * sizeof(struct slice) > keep_bytes) {
+        p->argv_cap = ARGV_INITIAL;
+        p->argv = rk_realloc(p->argv, sizeof(struct slice) * p->argv_cap);
+    }
+    if (p->scratch.cap > keep_bytes) rbuf_free(&p->scratch);
+}
+
 static void grow_argv(struct resp_parser *p) {
     p->argv_cap *= 2;
     p->argv = rk_realloc(p->argv, sizeof(struct slice) * p->argv_cap);
