@@ -225,6 +225,7 @@ struct script_run {
     struct undo_rec *undo;       /* the keys it wrote, as they were before (journal) */
     size_t nundo, undo_cap;
     bool wrote;                  /* ran a write command: unkillable */
+    bool oom;                    /* over maxmemory when it began (evict.h): deny-oom calls fail until it wrote */
     bool busy;                   /* published as busy */
     bool tracked;                /* its declared keys are tracked for the caller */
     bool keyless;                /* declared no keys: may reach any shard */
@@ -240,6 +241,7 @@ static uint64_t busy_reach(const struct script_run *run) {
 }
 
 #define ERR_NOREPLICAS "NOREPLICAS Not enough good replicas to write."
+#define ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
 
 /* Redis's checkGoodReplicasStatus, for a server without replicas. */
 static bool replicas_ok(void) {
@@ -426,6 +428,11 @@ static int host_call(void *ctx, const struct script_call *sc, struct rbuf *out) 
         reply_to_script(out, sc->resp, ERR_UNDECLARED_SHARD);
         return SCRIPT_GO_ON;
     }
+    if ((cmd->flags & CMD_DENYOOM) && run->oom && !run->wrote && !(run->target->flags & SCRIPT_FLAG_ALLOW_OOM)) {
+        command_rejected(cmd);
+        reply_to_script(out, sc->resp, ERR_OOM);
+        return SCRIPT_GO_ON;
+    }
     if ((cmd->flags & CMD_WRITE) && !run->wrote && !replicas_ok()) {
         command_rejected(cmd);
         reply_to_script(out, sc->resp, ERR_NOREPLICAS);
@@ -547,6 +554,7 @@ void script_host_run(struct cmd_ctx *c, const struct script_target *t, const str
         .held = srv.nworkers == 1 ? ~0ull : c->held ? c->held : 1ull << c->shard->id,
         .read_only = t->ro_command || (!(t->flags & SCRIPT_FLAG_EVAL_COMPAT) && (t->flags & SCRIPT_FLAG_NO_WRITES)),
         .start_ms = c->now_ms,   /* the loop's clock: no clock read per script */
+        .oom = w && w->mem_refuse,
         .caller = c->client,
         .can_undo = c->may_rerun && srv.nworkers > 1,
         .keyless = nkeys == 0,

@@ -296,8 +296,9 @@ void client_refuse(struct client *c, const struct command *cmd, const char *err)
 /* Over maxmemory with nothing left to evict (evict.h): commands that may
  * grow memory are refused, and so is an EXEC that queued one, as Redis's
  * processCommand. */
-static bool refused_for_memory(struct client *c, const struct command *cmd) {
-    bool denyoom = (cmd->flags & CMD_DENYOOM) || (cmd->proc == cmd_exec && c->multi && c->multi->denyoom);
+static bool refused_for_memory(struct client *c, const struct command *cmd, int argc, const struct slice *argv) {
+    uint32_t flags = (cmd->flags & CMD_SCRIPT) ? script_command_flags(c->w, cmd, argc, argv) : cmd->flags;
+    bool denyoom = (flags & CMD_DENYOOM) || (cmd->proc == cmd_exec && c->multi && c->multi->denyoom);
     if (!denyoom) return false;
     command_rejected(cmd);
     client_refuse(c, cmd, ERR_OOM);
@@ -316,7 +317,7 @@ static enum exec_result execute(struct client *c, int argc, struct slice *argv, 
         return EXEC_DONE;
     }
     const struct command *cmd = rt.cmd;
-    if (RK_UNLIKELY(w->mem_refuse) && refused_for_memory(c, cmd)) return EXEC_DONE;
+    if (RK_UNLIKELY(w->mem_refuse) && refused_for_memory(c, cmd, argc, argv)) return EXEC_DONE;
     /* CLIENT PAUSE and MONITOR (controls.h): one relaxed load while off */
     if (RK_UNLIKELY(client_controls_on())) {
         enum ctl_verdict v = client_controls_check(c, &rt, argc, argv);
