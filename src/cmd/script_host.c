@@ -415,7 +415,9 @@ static int host_call(void *ctx, const struct script_call *sc, struct rbuf *out) 
     }
     struct reply r = { out, sc->resp };
     if (select) {
+        size_t start = out->len;
         script_select(run, sc->argv, &r);
+        command_count_call(cmd, out->len > start && out->buf[start] == '-');
         return SCRIPT_GO_ON;
     }
     uint64_t missing = rt.mask & ~run->held;
