@@ -44,7 +44,6 @@
 #include "io_internal.h"
 #include "controls.h"
 
-#define OUTPUT_PAUSE_BYTES  (4u << 20)    /* stop reading a client with this much unsent */
 #define INPUT_STOP_BYTES    (1u << 20)    /* ...and stop receiving once this much is queued */
 #define KEEP_BUFFER_BYTES   (64u << 10)   /* larger idle buffers are released */
 #define HOLD_OUTPUT_BYTES   (64u << 10)   /* ready replies held back while others are in flight */
@@ -326,6 +325,7 @@ void client_tx_done(struct worker *w, const struct tx_request *req, const struct
     if (!c) return;
     if (!req->drop) rbuf_append(&c->out, out->reply.buf, out->reply.len);
     client_mark_flush(c);
+    client_output_grew(c);
     if (RK_UNLIKELY(client_controls_on())) client_monitor_tx_done(c, req, out->blocked);
     if (req->exec) client_unwatch(c);
     if (req->blocking) {
@@ -391,7 +391,7 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
     size_t off = 0;
     p->max_bulk_len = CONFIG_GET(proto_max_bulk_len);
     while (off < len) {
-        if (c->flags & (CF_CLOSE_AFTER | CF_CLOSING)) return len;
+        if (c->flags & (CF_CLOSE_AFTER | CF_CLOSING | CF_CLOSE_ASAP)) return len;
         /* 1. parse a batch (one command at a time before AUTH, whose limits differ) */
         size_t n = 0, pos = off, max = (c->flags & CF_AUTHED) ? PARSE_BATCH : 1;
         enum resp_status st = RESP_OK;
@@ -440,7 +440,8 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
         key_prefetch_begin(&kp);
         /* 3. run them */
         for (size_t i = 0; i < n; i++) {
-            if (c->flags & (CF_CLOSE_AFTER | CF_CLOSING)) return len;
+            /* over an output limit: as Redis, run nothing more of it */
+            if (c->flags & (CF_CLOSE_AFTER | CF_CLOSING | CF_CLOSE_ASAP)) return len;
             if (window_pos[i] >= 0) key_prefetch_step(&kp, (size_t)window_pos[i]);
             c->cur_cmd_len = cmds[i].end - off;
             if (cmds[i].argc &&

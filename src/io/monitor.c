@@ -163,7 +163,7 @@ static void deliver_local(struct monitor_local *ml, const char *p, size_t len) {
         if (m->flags & (CF_CLOSING | CF_CLOSE_ASAP)) continue;
         rbuf_append(&m->out, p, len);
         client_mark_flush(m);
-        client_check_obuf_limit(m, OBUF_NORMAL);   /* Redis limits a monitor as a normal client */
+        client_output_grew(m);
     }
 }
 

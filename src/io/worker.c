@@ -184,6 +184,7 @@ static void worker_cron(struct worker *w) {
     if (w->now_ms - w->last_cron_ms >= period) {
         w->last_cron_ms = w->now_ms;
         client_cron(w);
+        client_obuf_cron(w);
         persist_cron(w);
         ring_trim_idle_buffers(w);
     }
