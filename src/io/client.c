@@ -494,6 +494,28 @@ void client_process_input(struct client *c) {
     }
 }
 
+/* client-query-buffer-limit, as Redis counts its query buffer: the input
+ * not yet run, a frame being received included. Input held while the
+ * client waits for its output to be read (WAIT_OUTPUT) is not counted:
+ * Redis would have run it, and ringkv's own pause bounds it. Input parsed
+ * straight from a receive buffer never counts, as one buffer
+ * (io-buffer-size) cannot exceed the limit's minimum. */
+static bool over_query_buffer_limit(const struct client *c) {
+    return c->wait != WAIT_OUTPUT && c->in.len - c->in_off > (size_t)CONFIG_GET(client_query_buffer_limit);
+}
+
+static void close_at_query_buffer_limit(struct client *c) {
+    struct rbuf bytes = { 0 };
+    size_t n = c->in.len - c->in_off;
+    cat_repr(&bytes, c->in.buf + c->in_off, n < 64 ? n : 64);
+    rbuf_append(&bytes, "", 1);
+    fprintf(stderr, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf initial bytes: %s)\n",
+            (unsigned long long)c->id, c->addr, bytes.buf);
+    rbuf_free(&bytes);
+    c->w->stats.qbuf_limit_closed++;
+    client_close(c);
+}
+
 void client_on_recv(struct client *c, const char *data, size_t len) {
     struct worker *w = c->w;
     w->stats.net_in += len;
@@ -506,8 +528,8 @@ void client_on_recv(struct client *c, const char *data, size_t len) {
         return;
     }
     rbuf_append(&c->in, data, len);
-    if (c->in.len - c->in_off > (size_t)CONFIG_GET(client_query_buffer_limit)) {
-        client_close(c);
+    if (RK_UNLIKELY(over_query_buffer_limit(c))) {
+        close_at_query_buffer_limit(c);
         return;
     }
     client_process_input(c);

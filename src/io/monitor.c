@@ -104,8 +104,7 @@ void client_reset_controls(struct client *c) {
 
 /* ---- lines ---- */
 
-/* sds's catrepr: quoted, with C escapes and \xHH for the unprintable. */
-static void cat_repr(struct rbuf *b, const char *s, size_t len) {
+void cat_repr(struct rbuf *b, const char *s, size_t len) {
     char *p = rbuf_reserve(b, len * 4 + 2);
     *p++ = '"';
     for (size_t i = 0; i < len; i++) {

@@ -1,13 +1,13 @@
 /*
  * Client buffer limits: client-output-buffer-limit's normal class (hard,
- * soft with its seconds) and the pubsub class for a subscribed RESP3
- * client running ordinary commands. A pub/sub subscriber over the pubsub
- * class is test_pubsub's test_slow_subscriber.
+ * soft with its seconds), the pubsub class for a subscribed RESP3 client
+ * running ordinary commands, and client-query-buffer-limit. A pub/sub
+ * subscriber over the pubsub class is test_pubsub's test_slow_subscriber.
  *
  * Clients over a limit are found by polling CLIENT LIST a bounded number of
  * times; nothing here measures how long a limit took. The disconnection
- * counter of INFO stats is Redis 7.4's and absent from 7.0: it is checked
- * on ringkv only.
+ * counters of INFO stats are Redis 7.4's and absent from 7.0: they are
+ * checked on ringkv only.
  */
 #include "harness.h"
 
@@ -129,6 +129,7 @@ static void test_normal_hard_limit(void **state)
     assert_true(client_gone(f, "hardhog"));
     expect_closed(hog);
     expect_stat(f->c, "client_output_buffer_limit_disconnections", 1, 1);
+    expect_stat(f->c, "client_query_buffer_limit_disconnections", 0, 0);
     assert_true(log_has(&f->srv, "scheduled to be closed ASAP for overcoming of output buffer limits."));
     OK(f->c, "CONFIG RESETSTAT");
     expect_stat(f->c, "client_output_buffer_limit_disconnections", 0, 0);
@@ -173,12 +174,40 @@ static void test_subscribed_client_class(void **state)
     server_healthy(f->c);
 }
 
+/* A bulk argument bigger than client-query-buffer-limit, still arriving:
+ * closed without a reply. */
+static void test_query_buffer_limit(void **state)
+{
+    struct fixture *f = FIX(state);
+    OK(f->c, "CONFIG SET client-query-buffer-limit 1mb");
+    OK(f->c, "CONFIG RESETSTAT");
+    size_t vlen = 2u << 20;
+    const char head[] = "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$2097152\r\n";
+    size_t hlen = sizeof head - 1;
+    char *buf = malloc(hlen + vlen);
+    memcpy(buf, head, hlen);
+    memset(buf + hlen, 'q', vlen);
+    struct raw *r = raw_connect(&f->srv);
+    raw_send_some(r, buf, hlen + vlen - 1, 2000);   /* one byte short, and no CRLF */
+    free(buf);
+    assert_true(raw_read_to_close(r, 10000));
+    assert_int_equal(r->len - r->pos, 0);
+    raw_close(r);
+    expect_stat(f->c, "client_query_buffer_limit_disconnections", 1, 1);
+    expect_stat(f->c, "client_output_buffer_limit_disconnections", 0, 0);
+    assert_true(log_has(&f->srv, "Closing client that reached max query buffer length"));
+    NIL(f->c, "GET big");
+    OK(f->c, "CONFIG SET client-query-buffer-limit 1gb");
+    server_healthy(f->c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_normal_hard_limit, h_flushall),
         cmocka_unit_test_setup(test_normal_soft_limit, h_flushall),
         cmocka_unit_test_setup(test_subscribed_client_class, h_flushall),
+        cmocka_unit_test_setup(test_query_buffer_limit, h_flushall),
     };
     int rc = cmocka_run_group_tests_name("limits", tests, h_group_setup, h_group_teardown);
     return rc + h_failures();
