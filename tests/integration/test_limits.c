@@ -1,8 +1,10 @@
 /*
  * Client buffer limits: client-output-buffer-limit's normal class (hard,
  * soft with its seconds), the pubsub class for a subscribed RESP3 client
- * running ordinary commands, and client-query-buffer-limit. A pub/sub
- * subscriber over the pubsub class is test_pubsub's test_slow_subscriber.
+ * running ordinary commands, a client that never reads under the default
+ * limits (not closed, the server's memory bounded), and
+ * client-query-buffer-limit. A pub/sub subscriber over the pubsub class
+ * is test_pubsub's test_slow_subscriber.
  *
  * Clients over a limit are found by polling CLIENT LIST a bounded number of
  * times; nothing here measures how long a limit took. The disconnection
@@ -174,6 +176,39 @@ static void test_subscribed_client_class(void **state)
     server_healthy(f->c);
 }
 
+/* Under the default limits a client that never reads stays connected, and
+ * ringkv stops running its commands (the output pause) rather than hold
+ * its replies. */
+static void test_default_limits_never_reads(void **state)
+{
+    struct fixture *f = FIX(state);
+    OK(f->c, "CONFIG RESETSTAT");
+    long rss0 = server_rss_kb(&f->srv);
+    assert_true(rss0 > 0);
+    /* on Redis, replies pile up without limit: keep that run small */
+    size_t n = h_redis_mode() ? 250 : 2500;   /* 2500 x 100 KB = 250 MB of replies */
+    struct raw *hog = non_reader(f, "reader", n);
+    h_sleep_ms(500);
+
+    /* the others are still served */
+    redisContext *c2 = h_connect(&f->srv);
+    server_healthy(c2);
+    redisFree(c2);
+    assert_true(client_listed(f->c, "reader"));
+    expect_stat(f->c, "client_output_buffer_limit_disconnections", 0, 0);
+
+    long rss1 = server_rss_kb(&f->srv);
+    print_message("non-reading client: server RSS %ld KB -> %ld KB\n", rss0, rss1);
+    if (!h_redis_mode()) {
+        /* 250 MB of replies were asked for; a bounded server holds a few MB */
+        if (rss1 - rss0 > 64 * 1024)
+            h_fail("server RSS grew by %ld KB for a client that does not read", rss1 - rss0);
+    }
+    raw_abort(hog);
+    assert_true(server_alive(&f->srv));
+    server_healthy(f->c);
+}
+
 /* A bulk argument bigger than client-query-buffer-limit, still arriving:
  * closed without a reply. */
 static void test_query_buffer_limit(void **state)
@@ -207,6 +242,7 @@ int main(void)
         cmocka_unit_test_setup(test_normal_hard_limit, h_flushall),
         cmocka_unit_test_setup(test_normal_soft_limit, h_flushall),
         cmocka_unit_test_setup(test_subscribed_client_class, h_flushall),
+        cmocka_unit_test_setup(test_default_limits_never_reads, h_flushall),
         cmocka_unit_test_setup(test_query_buffer_limit, h_flushall),
     };
     int rc = cmocka_run_group_tests_name("limits", tests, h_group_setup, h_group_teardown);
