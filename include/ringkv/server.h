@@ -166,6 +166,7 @@ struct worker_stats {
     uint64_t submits, completions, enobufs, connections_total, rejected;
     uint64_t net_in, net_out, tx_started, doorbells;
     uint64_t buffer_trims;          /* idle receive buffers given back (trim_idle_buffers) */
+    uint64_t qbuf_limit_closed, obuf_limit_closed;   /* clients closed at client-query/output-buffer-limit */
     uint64_t connected;             /* current clients */
     uint64_t blocked_clients;       /* clients in WAIT_BLOCKED (INFO blocked_clients) */
     uint64_t blocked_timeout;       /* ...of which with a timeout (clients_in_timeout_table) */

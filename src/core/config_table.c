@@ -164,6 +164,9 @@ static struct param params[] = {
     STR_("requirepass", NULL, NUL, NULL, FIELD(requirepass)),
     NUM_("proto-max-bulk-len", NULL, 0, MEM, MB, L_MAX, 512 * MB, FIELD(proto_max_bulk_len)),
     NUM_("client-query-buffer-limit", NULL, 0, MEM | U, MB, L_MAX, 1024 * MB, FIELD(client_query_buffer_limit)),
+    /* its replica class is stored and shown only: ringkv has no replicas */
+    SPECIAL_("client-output-buffer-limit", NULL, MULTI, special_obuf,
+             "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
     NUM_("tracking-table-max-keys", NULL, 0, U, 0, L_MAX, 1000000, FIELD(tracking_table_max_keys)),
     NUM_("databases", NULL, IMM, 0, 1, I_MAX, 16, FIELD(databases)),
     NUM_("hz", NULL, 0, 0, 0, I_MAX, 10, FIELD(hz), .check = check_hz),
@@ -187,8 +190,6 @@ static struct param params[] = {
     NUM_("maxmemory-clients", NULL, INERT, MEM | NF_PERCENT, -100, LL_MAX, 0),
     NUM_("tcp-keepalive", NULL, INERT, 0, 0, I_MAX, 300),
     NUM_("tcp-backlog", NULL, IMM | INERT, 0, 0, I_MAX, 511),
-    SPECIAL_("client-output-buffer-limit", NULL, MULTI | INERT, special_obuf,
-             "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
     BOOL_("protected-mode", NULL, INERT, 1),
     NUM_("io-threads", NULL, IMM | INERT, 0, 1, 128, 1),
     BOOL_("io-threads-do-reads", NULL, IMM | INERT, 0),

@@ -193,6 +193,7 @@ bool client_unblock(struct client *c, bool error) {
         client_consume_pending(c, c->block_cmd_len);
         client_unblocked(c);
         client_mark_flush(c);
+        client_output_grew(c);
     } else {
         c->block_timed_out = true;
     }

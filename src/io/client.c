@@ -44,7 +44,6 @@
 #include "io_internal.h"
 #include "controls.h"
 
-#define OUTPUT_PAUSE_BYTES  (4u << 20)    /* stop reading a client with this much unsent */
 #define INPUT_STOP_BYTES    (1u << 20)    /* ...and stop receiving once this much is queued */
 #define KEEP_BUFFER_BYTES   (64u << 10)   /* larger idle buffers are released */
 #define HOLD_OUTPUT_BYTES   (64u << 10)   /* ready replies held back while others are in flight */
@@ -359,6 +358,7 @@ void client_tx_done(struct worker *w, const struct tx_request *req, const struct
     if (!c) return;
     if (!req->drop) rbuf_append(&c->out, out->reply.buf, out->reply.len);
     client_mark_flush(c);
+    client_output_grew(c);
     if (RK_UNLIKELY(client_controls_on())) client_monitor_tx_done(c, req, out->blocked);
     if (req->exec) client_unwatch(c);
     if (req->blocking) {
@@ -424,7 +424,7 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
     size_t off = 0;
     p->max_bulk_len = CONFIG_GET(proto_max_bulk_len);
     while (off < len) {
-        if (c->flags & (CF_CLOSE_AFTER | CF_CLOSING)) return len;
+        if (c->flags & (CF_CLOSE_AFTER | CF_CLOSING | CF_CLOSE_ASAP)) return len;
         /* 1. parse a batch (one command at a time before AUTH, whose limits differ) */
         size_t n = 0, pos = off, max = (c->flags & CF_AUTHED) ? PARSE_BATCH : 1;
         enum resp_status st = RESP_OK;
@@ -473,7 +473,8 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
         key_prefetch_begin(&kp);
         /* 3. run them */
         for (size_t i = 0; i < n; i++) {
-            if (c->flags & (CF_CLOSE_AFTER | CF_CLOSING)) return len;
+            /* over an output limit: as Redis, run nothing more of it */
+            if (c->flags & (CF_CLOSE_AFTER | CF_CLOSING | CF_CLOSE_ASAP)) return len;
             if (window_pos[i] >= 0) key_prefetch_step(&kp, (size_t)window_pos[i]);
             c->cur_cmd_len = cmds[i].end - off;
             if (cmds[i].argc &&
@@ -526,6 +527,28 @@ void client_process_input(struct client *c) {
     }
 }
 
+/* client-query-buffer-limit, as Redis counts its query buffer: the input
+ * not yet run, a frame being received included. Input held while the
+ * client waits for its output to be read (WAIT_OUTPUT) is not counted:
+ * Redis would have run it, and ringkv's own pause bounds it. Input parsed
+ * straight from a receive buffer never counts, as one buffer
+ * (io-buffer-size) cannot exceed the limit's minimum. */
+static bool over_query_buffer_limit(const struct client *c) {
+    return c->wait != WAIT_OUTPUT && c->in.len - c->in_off > (size_t)CONFIG_GET(client_query_buffer_limit);
+}
+
+static void close_at_query_buffer_limit(struct client *c) {
+    struct rbuf bytes = { 0 };
+    size_t n = c->in.len - c->in_off;
+    cat_repr(&bytes, c->in.buf + c->in_off, n < 64 ? n : 64);
+    rbuf_append(&bytes, "", 1);
+    fprintf(stderr, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf initial bytes: %s)\n",
+            (unsigned long long)c->id, c->addr, bytes.buf);
+    rbuf_free(&bytes);
+    c->w->stats.qbuf_limit_closed++;
+    client_close(c);
+}
+
 void client_on_recv(struct client *c, const char *data, size_t len) {
     struct worker *w = c->w;
     w->stats.net_in += len;
@@ -538,8 +561,8 @@ void client_on_recv(struct client *c, const char *data, size_t len) {
         return;
     }
     rbuf_append(&c->in, data, len);
-    if (c->in.len - c->in_off > (size_t)CONFIG_GET(client_query_buffer_limit)) {
-        client_close(c);
+    if (RK_UNLIKELY(over_query_buffer_limit(c))) {
+        close_at_query_buffer_limit(c);
         return;
     }
     client_process_input(c);

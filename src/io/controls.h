@@ -75,6 +75,9 @@ void monitor_lines_in(struct worker *w, const char *p, size_t len);
 void monitor_flush(struct worker *w);
 bool monitor_pending(const struct worker *w);
 void monitor_worker_free(struct worker *w);   /* at exit */
+/* sds's catrepr: quoted, with C escapes and \xHH for the unprintable
+ * (monitor lines, and log lines that show a client's input). */
+void cat_repr(struct rbuf *b, const char *s, size_t len);
 /* One line as Redis writes it for its monitors (unit-tested). */
 void monitor_format(struct rbuf *b, long sec, long usec, int db, const char *addr, int argc,
                     const struct slice *argv);

@@ -23,6 +23,10 @@
  * replies: bounds the replies that can pile up for a client that does not
  * read (client.c, multi.c). */
 #define CLIENT_MAX_INFLIGHT 128
+/* A client with this much output unsent is not run until a send brings
+ * it under half (client.c, WAIT_OUTPUT); while paused so, it counts as
+ * still holding this much for the output limits (output.c). */
+#define OUTPUT_PAUSE_BYTES (4u << 20)
 
 /* persist_io.c: snapshots' steps and file operations, save points */
 bool persist_iteration(struct worker *w);   /* true: a snapshot has more to do now */

@@ -104,8 +104,7 @@ void client_reset_controls(struct client *c) {
 
 /* ---- lines ---- */
 
-/* sds's catrepr: quoted, with C escapes and \xHH for the unprintable. */
-static void cat_repr(struct rbuf *b, const char *s, size_t len) {
+void cat_repr(struct rbuf *b, const char *s, size_t len) {
     char *p = rbuf_reserve(b, len * 4 + 2);
     *p++ = '"';
     for (size_t i = 0; i < len; i++) {
@@ -163,7 +162,7 @@ static void deliver_local(struct monitor_local *ml, const char *p, size_t len) {
         if (m->flags & (CF_CLOSING | CF_CLOSE_ASAP)) continue;
         rbuf_append(&m->out, p, len);
         client_mark_flush(m);
-        client_check_obuf_limit(m, OBUF_NORMAL);   /* Redis limits a monitor as a normal client */
+        client_output_grew(m);
     }
 }
 

@@ -52,24 +52,48 @@ void client_close_asap(struct client *c) {
     client_mark_flush(c);
 }
 
-/* client-output-buffer-limit of class k: over the hard limit, or over the
- * soft one for longer than its seconds, c is closed (at the end of the
- * iteration: the caller may be walking lists that hold it). */
-void client_check_obuf_limit(struct client *c, enum obuf_class k) {
+/* What an output limit counts. A client paused for its output counts as
+ * still holding the pause's threshold: it reached it and has not read it
+ * down since (the kernel's socket buffers may hold most of it), and Redis,
+ * which has no such pause, would hold the replies of the commands not
+ * being run meanwhile. */
+static size_t obuf_used(const struct client *c) {
     size_t used = client_output_size(c);
+    return c->wait == WAIT_OUTPUT && used < OUTPUT_PAUSE_BYTES ? OUTPUT_PAUSE_BYTES : used;
+}
+
+/* Over client-output-buffer-limit of class k: at or over the hard limit,
+ * or at or over the soft one for longer than its seconds. The seconds are
+ * whole seconds of the clock, as Redis counts them, so a soft limit of 0
+ * seconds still holds until the clock's next second. Redis closes a client
+ * its cron finds at once, and logs it so; here every one goes at the end
+ * of the iteration, and the log line says which check found it. */
+void client_check_obuf_limit(struct client *c, enum obuf_class k, bool cron) {
+    if (c->flags & (CF_CLOSING | CF_CLOSE_ASAP)) return;
+    size_t used = obuf_used(c);
     long long hard = CONFIG_GET(client_obuf_limit[k][0]), soft = CONFIG_GET(client_obuf_limit[k][1]);
-    long long secs = CONFIG_GET(client_obuf_limit[k][2]);
+    long long now = c->w->now_ms;
     bool over = hard && used >= (size_t)hard;
-    if (!over && soft && used >= (size_t)soft) {
-        if (!c->obuf_soft_since_ms) c->obuf_soft_since_ms = c->w->now_ms;
-        over = c->w->now_ms - c->obuf_soft_since_ms > secs * 1000;
-    } else if (!over) {
+    if (soft && used >= (size_t)soft) {
+        if (!c->obuf_soft_since_ms) c->obuf_soft_since_ms = now;
+        else if (now / 1000 - c->obuf_soft_since_ms / 1000 > CONFIG_GET(client_obuf_limit[k][2])) over = true;
+    } else {
         c->obuf_soft_since_ms = 0;
     }
-    if (RK_LIKELY(!over) || (c->flags & (CF_CLOSING | CF_CLOSE_ASAP))) return;
-    fprintf(stderr, "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.\n",
-            (unsigned long long)c->id, c->addr);
+    if (RK_LIKELY(!over)) return;
+    c->w->stats.obuf_limit_closed++;
+    fprintf(stderr, "Client id=%llu addr=%s %s for overcoming of output buffer limits.\n",
+            (unsigned long long)c->id, c->addr, cron ? "closed" : "scheduled to be closed ASAP");
     client_close_asap(c);
+}
+
+void client_obuf_cron(struct worker *w) {
+    for (uint32_t i = 0; i < w->nclients_cap; i++) {
+        struct client *c = w->clients[i];
+        if (!c) continue;
+        enum obuf_class k = client_obuf_class(c);
+        if (obuf_class_limited(k)) client_check_obuf_limit(c, k, true);
+    }
 }
 
 /* Resume c ahead of the clients merely scheduled, behind those woken
@@ -152,6 +176,7 @@ void client_replies_ready(struct worker *w, uint32_t idx, uint32_t gen, const st
     if (q->count == 0) q->bytes.len = 0;
     c->inflight -= (uint32_t)n;
     client_mark_flush(c);
+    client_output_grew(c);
     if (c->inflight == 0 && c->wait == WAIT_FORWARDS) client_schedule_resume(c);
 }
 

@@ -5,6 +5,7 @@
 #ifndef RINGKV_IO_OUTPUT_H
 #define RINGKV_IO_OUTPUT_H
 
+#include "ringkv/config.h"
 #include "ringkv/server.h"
 
 static inline void client_mark_flush(struct client *c) {
@@ -14,6 +15,35 @@ static inline void client_mark_flush(struct client *c) {
     c->w->flush_list = c;
 }
 static inline bool client_replies_queued(const struct client *c) { return c->rq && c->rq->count > 0; }
+void client_schedule_resume(struct client *c);   /* resume from the worker loop */
+void client_schedule_wake(struct client *c);     /* ...ahead of the merely scheduled */
+struct client *client_next_resume(struct worker *w);
+void client_close_asap(struct client *c);        /* close at the end of the iteration */
+
+/* client-output-buffer-limit's classes, in its order. ringkv has no
+ * replicas, so no client is of the replica class. */
+enum obuf_class { OBUF_NORMAL, OBUF_REPLICA, OBUF_PUBSUB };
+/* Redis's getClientType: subscribed, in either protocol, is pubsub; a
+ * monitor is normal. */
+static inline enum obuf_class client_obuf_class(const struct client *c) {
+    return (c->flags & CF_PUBSUB) ? OBUF_PUBSUB : OBUF_NORMAL;
+}
+static inline bool obuf_class_limited(enum obuf_class k) {
+    return (CONFIG_GET(client_obuf_limit[k][0]) | CONFIG_GET(client_obuf_limit[k][1])) != 0;
+}
+/* Over the limit, c is closed at the end of the iteration (callers may be
+ * walking lists that hold it). cron: the periodic check is calling. */
+void client_check_obuf_limit(struct client *c, enum obuf_class k, bool cron);
+/* c's output grew. Every reply passes here, so while its class has no
+ * limit (the normal class's default) this costs one branch. */
+static inline void client_output_grew(struct client *c) {
+    enum obuf_class k = client_obuf_class(c);
+    if (RK_UNLIKELY(obuf_class_limited(k))) client_check_obuf_limit(c, k, false);
+}
+/* Every cron period: soft limits whose seconds ran out while nothing more
+ * was written, and limits lowered by CONFIG SET (Redis's clientsCron). */
+void client_obuf_cron(struct worker *w);
+
 /* A reply written now goes out, or behind replies still out elsewhere:
  * write into client_reply_target's buffer from `start`, then call
  * client_reply_written (drop: CLIENT REPLY OFF/SKIP cuts it). */
@@ -25,13 +55,7 @@ static inline void client_reply_written(struct client *c, struct rbuf *out, size
     if (drop) out->len = start;
     else if (queued) client_queue_local_reply(c, start);
     client_mark_flush(c);
+    client_output_grew(c);
 }
-void client_schedule_resume(struct client *c);   /* resume from the worker loop */
-void client_schedule_wake(struct client *c);     /* ...ahead of the merely scheduled */
-struct client *client_next_resume(struct worker *w);
-void client_close_asap(struct client *c);        /* close at the end of the iteration */
-/* client-output-buffer-limit's classes, in its order */
-enum obuf_class { OBUF_NORMAL, OBUF_REPLICA, OBUF_PUBSUB };
-void client_check_obuf_limit(struct client *c, enum obuf_class k);
 
 #endif

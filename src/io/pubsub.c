@@ -326,7 +326,6 @@ static void deliver_to(struct client *c, const char *what, const struct slice *p
     reply_bulk_slice(&r, channel);
     reply_bulk_slice(&r, msg);
     PUSH_END(c);
-    client_check_obuf_limit(c, OBUF_PUBSUB);
 }
 
 static void deliver_list(struct sub_list *sl, const char *what, const struct slice *pattern,

@@ -192,6 +192,7 @@ static void worker_cron(struct worker *w) {
         resp_parser_trim(&w->parser, ARGV_KEEP_BYTES);
         if (w->batch_argv.cap > ARGV_KEEP_BYTES) rbuf_free(&w->batch_argv);
         client_cron(w);
+        client_obuf_cron(w);
         persist_cron(w);
         ring_trim_idle_buffers(w);
     }

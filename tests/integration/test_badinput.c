@@ -1,8 +1,8 @@
 /*
  * Hostile and broken clients: protocol errors (exact reply, then the
  * connection closes), limits, frames split anywhere, clients vanishing
- * mid-frame or mid-pipeline, a client that never reads, --maxclients, and
- * the limits that apply before AUTH.
+ * mid-frame or mid-pipeline, --maxclients, and the limits that apply
+ * before AUTH. A client that never reads is test_limits'.
  */
 #include "harness.h"
 
@@ -226,51 +226,6 @@ static void test_disconnect_mid_pipeline(void **state)
     freeReplyObject(rep);
 }
 
-static void test_client_never_reads(void **state)
-{
-    struct fixture *f = FIX(state);
-    redisContext *c = f->c;
-    /* 64 KB value: each 25-byte GET asks for 64 KB of reply */
-    size_t vlen = 65536;
-    char *v = malloc(vlen);
-    memset(v, 'z', vlen);
-    expect_ok(cmd(c, "SET bigval %b", v, vlen));
-    free(v);
-    STATUS(c, "PONG", "PING");
-    long rss0 = server_rss_kb(&f->srv);
-    assert_true(rss0 > 0);
-
-    /* on Redis, replies pile up without limit: keep that run small */
-    size_t n = h_redis_mode() ? 400 : 4000;   /* 4000 x 64 KB = 256 MB of replies */
-    const char one[] = "*2\r\n$3\r\nGET\r\n$6\r\nbigval\r\n";
-    size_t len = sizeof one - 1;
-    char *buf = malloc(n * len);
-    for (size_t i = 0; i < n; i++) memcpy(buf + i * len, one, len);
-    struct raw *hog = raw_connect(&f->srv);
-    size_t sent = raw_send_some(hog, buf, n * len, 2000);
-    free(buf);
-    print_message("non-reading client: sent %zu of %zu request bytes\n", sent, n * len);
-    h_sleep_ms(500);
-
-    /* the others are still served */
-    redisContext *c2 = h_connect(&f->srv);
-    STATUS(c2, "PONG", "PING");
-    OK(c2, "SET other 1");
-    BULK(c2, "1", "GET other");
-    redisFree(c2);
-
-    long rss1 = server_rss_kb(&f->srv);
-    print_message("non-reading client: server RSS %ld KB -> %ld KB\n", rss0, rss1);
-    if (!h_redis_mode()) {
-        /* 256 MB of replies were asked for; a bounded server holds a few MB */
-        if (rss1 - rss0 > 64 * 1024)
-            h_fail("server RSS grew by %ld KB for a client that does not read", rss1 - rss0);
-    }
-    raw_abort(hog);
-    h_sleep_ms(100);
-    server_healthy(f);
-}
-
 /* ------------------------------------------------------------------ */
 /* --maxclients                                                          */
 
@@ -384,7 +339,6 @@ int main(void)
         cmocka_unit_test_setup(test_split_frames, h_flushall),
         cmocka_unit_test_setup(test_disconnect_mid_frame, h_flushall),
         cmocka_unit_test_setup(test_disconnect_mid_pipeline, h_flushall),
-        cmocka_unit_test_setup(test_client_never_reads, h_flushall),
     };
     const struct CMUnitTest maxclients_tests[] = {
         cmocka_unit_test_setup(test_maxclients, h_noop_setup),
