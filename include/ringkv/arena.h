@@ -25,6 +25,7 @@
 #ifndef RINGKV_ARENA_H
 #define RINGKV_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,6 +48,10 @@ extern _Thread_local struct entry_arena *rk_arena;
 
 void arena_init(struct entry_arena *a);
 void arena_destroy(struct entry_arena *a);   /* frees every chunk at once */
+/* An arena with no block handed out gives all its chunks back to the
+ * system (after FLUSHALL, or once every key of the shard went): its free
+ * lists only point into those chunks. Returns whether it did. */
+bool arena_release_if_empty(struct entry_arena *a);
 
 /* A block of size bytes (size <= ARENA_MAX_BLOCK) from arena a. */
 void *arena_alloc(struct entry_arena *a, size_t size);

@@ -293,11 +293,14 @@ void client_refuse(struct client *c, const struct command *cmd, const char *err)
 #define ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
 
 /* Over maxmemory with nothing left to evict (evict.h): commands that may
- * grow memory are refused, and so is an EXEC that queued one, as Redis's
- * processCommand. */
+ * grow memory are refused, and so is an EXEC that queued one; inside MULTI
+ * every command but EXEC, DISCARD, QUIT and RESET, since queueing itself
+ * takes memory. As Redis's processCommand. */
 static bool refused_for_memory(struct client *c, const struct command *cmd, int argc, const struct slice *argv) {
     uint32_t flags = (cmd->flags & CMD_SCRIPT) ? script_command_flags(c->w, cmd, argc, argv) : cmd->flags;
-    bool denyoom = (flags & CMD_DENYOOM) || (cmd->proc == cmd_exec && c->multi && c->multi->denyoom);
+    bool denyoom = (flags & CMD_DENYOOM) || (cmd->proc == cmd_exec && c->multi && c->multi->denyoom) ||
+                   (c->multi && cmd->proc != cmd_exec && cmd->proc != cmd_discard && cmd->proc != cmd_quit &&
+                    cmd->proc != cmd_reset);
     if (!denyoom) return false;
     command_rejected(cmd);
     client_refuse(c, cmd, ERR_OOM);

@@ -191,6 +191,7 @@ static void worker_cron(struct worker *w) {
          * Redis's clientsCron gives back a client's big query buffer */
         resp_parser_trim(&w->parser, ARGV_KEEP_BYTES);
         if (w->batch_argv.cap > ARGV_KEEP_BYTES) rbuf_free(&w->batch_argv);
+        if (!shard_is_held(w)) arena_release_if_empty(&w->shard.arena);   /* after FLUSHALL */
         client_cron(w);
         client_obuf_cron(w);
         persist_cron(w);

@@ -6,7 +6,8 @@
  * blocks are carved after it in order and never move. Freed blocks are kept
  * per size and reused first (the link to the next free block is stored in
  * the block itself, with memcpy: blocks are only 2-byte aligned); memory
- * goes back to the system when the arena is destroyed.
+ * goes back to the system when the arena is destroyed, or when it holds no
+ * block at all (arena_release_if_empty).
  */
 #include "ringkv/arena.h"
 #include "ringkv/common.h"
@@ -103,6 +104,12 @@ void arena_free(void *p, size_t size) {
     push_free(a, p, bs);
     a->used_bytes -= bs;
     mem_count(-(long long)bs);
+}
+
+bool arena_release_if_empty(struct entry_arena *a) {
+    if (a->used_bytes || !a->chunks) return false;
+    arena_destroy(a);
+    return true;
 }
 
 void arena_destroy(struct entry_arena *a) {

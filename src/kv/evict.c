@@ -22,6 +22,7 @@
 #define POOL_SIZE        16
 #define POOL_KEY_INLINE  48        /* longer keys get an allocation of their own */
 #define SAMPLE_MAX       64        /* maxmemory-samples above this sample this many */
+#define VOLATILE_SAMPLES 4096      /* entries a volatile policy reads per database and pick, at most */
 #define CHECK_EVERY      16        /* evictions between looks at the clock, as Redis */
 #define CLOCK_MS         1000      /* LRU stamp resolution (Redis's LRU_CLOCK_RESOLUTION) */
 
@@ -204,21 +205,24 @@ static size_t db_candidates(const struct kv_db *db, enum evict_policy p) {
     return policy_volatile(p) ? db->expires : table_size(&db->table);
 }
 
-/* Sample database dbi into the pool. Keys with a TTL are not kept apart,
- * so a volatile policy reads as many more slots as they are rare. */
+/* Sample database dbi into the pool: maxmemory-samples keys (volatile:
+ * with a TTL). Keys with a TTL are not kept apart, so a volatile policy
+ * reads samples from more places while they are rare, up to
+ * VOLATILE_SAMPLES entries. */
 static void pool_populate(struct shard *s, unsigned dbi, enum evict_policy p, long long now_ms) {
     struct kv_db *db = &s->dbs[dbi];
-    size_t want = (size_t)CONFIG_GET(maxmemory_samples), size = table_size(&db->table);
+    size_t want = (size_t)CONFIG_GET(maxmemory_samples), offered = 0;
     if (want > SAMPLE_MAX) want = SAMPLE_MAX;
-    size_t grab = want;
-    if (policy_volatile(p) && db->expires < size)
-        grab = db->expires ? (size_t)(want * (size / (double)db->expires)) : 0;
-    if (grab > SAMPLE_MAX) grab = SAMPLE_MAX;
     struct kv_entry *found[SAMPLE_MAX];
-    size_t n = table_sample(&db->table, rng_next(), found, grab, grab * 8 + 64);
-    for (size_t i = 0; i < n; i++) {
-        if (policy_volatile(p) && !entry_has_expire(found[i])) continue;
-        pool_offer(s->evict_pool, dbi, entry_key_slice(found[i]), score_of(found[i], p, now_ms));
+    for (size_t seen = 0; offered < want && seen < (policy_volatile(p) ? VOLATILE_SAMPLES : 1);) {
+        size_t n = table_sample(&db->table, rng_next(), found, policy_volatile(p) ? SAMPLE_MAX : want, 8 * SAMPLE_MAX);
+        if (!n) break;
+        seen += n;
+        for (size_t i = 0; i < n && offered < want; i++) {
+            if (policy_volatile(p) && !entry_has_expire(found[i])) continue;
+            pool_offer(s->evict_pool, dbi, entry_key_slice(found[i]), score_of(found[i], p, now_ms));
+            offered++;
+        }
     }
 }
 
@@ -263,9 +267,13 @@ static bool random_pick(struct shard *s, enum evict_policy p, unsigned *dbi, str
             e = table_random(&db->table, rng_next());
         } else {
             struct kv_entry *found[SAMPLE_MAX];
-            size_t got = table_sample(&db->table, rng_next(), found, SAMPLE_MAX, 4096);
-            for (size_t i = 0; i < got && !e; i++)
-                if (entry_has_expire(found[i])) e = found[i];
+            for (size_t seen = 0; !e && seen < VOLATILE_SAMPLES;) {
+                size_t got = table_sample(&db->table, rng_next(), found, SAMPLE_MAX, 8 * SAMPLE_MAX);
+                if (!got) break;
+                seen += got;
+                for (size_t i = 0; i < got && !e; i++)
+                    if (entry_has_expire(found[i])) e = found[i];
+            }
         }
         if (!e) continue;
         *dbi = d;
@@ -299,20 +307,23 @@ static size_t candidates_everywhere(struct shard *const *all, unsigned nshards) 
     return n;
 }
 
-/* Evict from s until used_memory is under limit or the time is up. */
-static void evict_until(struct shard *s, enum evict_policy p, size_t limit, long long now_ms) {
+/* Evict from s until used_memory is under limit or the time is up.
+ * Returns false when the policy found nothing more to take here. */
+static bool evict_until(struct shard *s, enum evict_policy p, size_t limit, long long now_ms) {
     struct cmd_ctx ctx = { .shard = s, .shards = &s, .nshards = 1, .now_ms = now_ms };
     struct rbuf key = {0};
     uint64_t start = monotonic_us(), budget = time_limit_us();
     unsigned dbi, evicted = 0;
+    bool found = true;
     while (mem_used() > limit) {
-        bool got = (p == EVICT_ALLKEYS_RANDOM || p == EVICT_VOLATILE_RANDOM) ? random_pick(s, p, &dbi, &key)
-                                                                             : pool_pick(s, p, now_ms, &dbi, &key);
-        if (!got) break;
+        found = (p == EVICT_ALLKEYS_RANDOM || p == EVICT_VOLATILE_RANDOM) ? random_pick(s, p, &dbi, &key)
+                                                                          : pool_pick(s, p, now_ms, &dbi, &key);
+        if (!found) break;
         db_evict_key(&ctx, dbi, (struct slice){ key.buf, key.len });
         if (++evicted % CHECK_EVERY == 0 && monotonic_us() - start > budget) break;
     }
     rbuf_free(&key);
+    return found;
 }
 
 bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards, long long now_ms, bool may_evict) {
@@ -324,8 +335,10 @@ bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards
     if (mem_used() <= (size_t)maxmemory) return false;
     if (p == EVICT_NOEVICTION) return true;
     if (may_evict) {
-        evict_until(s, p, (size_t)maxmemory, now_ms);
-        atomic_store_explicit(&s->evictable, shard_candidates(s, p), memory_order_relaxed);
+        /* keys the sampling cannot find (a few TTL keys among many) do not
+         * count as evictable: without them the limit must refuse writes */
+        bool found = evict_until(s, p, (size_t)maxmemory, now_ms);
+        atomic_store_explicit(&s->evictable, found ? shard_candidates(s, p) : 0, memory_order_relaxed);
         if (mem_used() <= (size_t)maxmemory) return false;
     }
     return candidates_everywhere(all, nshards) == 0;

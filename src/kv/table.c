@@ -457,16 +457,22 @@ uint64_t table_scan(struct kv_table *t, uint64_t cursor, size_t count, table_vis
  * proportion to its entries, and in old only the undrained groups (from
  * migrate_pos on) are candidates, since the rest hold nothing.
  */
-struct kv_entry *table_random(struct kv_table *t, uint64_t r) {
-    size_t total = table_size(t);
-    if (!total) return NULL;
-    const struct kv_table_part *p = &t->cur;
-    size_t first = 0;
+/* The part a random pick looks in, in proportion to the entries each holds,
+ * and its first group that may hold any (old's drained groups are empty). */
+static const struct kv_table_part *random_part(const struct kv_table *t, uint64_t r, size_t *first) {
     uint64_t r2 = (r ^ (r >> 29)) * 0x9E3779B97F4A7C15ULL;
-    if (t->old.used && (r2 >> 11) % total < t->old.used) {
-        p = &t->old;
-        first = t->migrate_pos;
+    *first = 0;
+    if (t->old.used && (r2 >> 11) % table_size(t) < t->old.used) {
+        *first = t->migrate_pos;
+        return &t->old;
     }
+    return &t->cur;
+}
+
+struct kv_entry *table_random(struct kv_table *t, uint64_t r) {
+    if (!table_size(t)) return NULL;
+    size_t first;
+    const struct kv_table_part *p = random_part(t, r, &first);
     size_t start = first * GROUP + (size_t)(r % ((p->ngroups - first) * GROUP));
     size_t g = start / GROUP;
     unsigned m = swiss_full(p->ctrl + g * GROUP) & (SWISS_ALL << (start % GROUP));
@@ -478,15 +484,9 @@ struct kv_entry *table_random(struct kv_table *t, uint64_t r) {
 }
 
 size_t table_sample(const struct kv_table *t, uint64_t r, struct kv_entry **out, size_t n, size_t max_slots) {
-    size_t total = table_size(t), got = 0;
-    if (!total || !n) return 0;
-    const struct kv_table_part *p = &t->cur;
-    size_t first = 0;
-    uint64_t r2 = (r ^ (r >> 29)) * 0x9E3779B97F4A7C15ULL;
-    if (t->old.used && (r2 >> 11) % total < t->old.used) {
-        p = &t->old;
-        first = t->migrate_pos;
-    }
+    size_t got = 0, first;
+    if (!table_size(t) || !n) return 0;
+    const struct kv_table_part *p = random_part(t, r, &first);
     size_t span = p->ngroups - first, g = first + (size_t)(r % span);
     for (size_t visited = 0; visited < span && visited * GROUP < max_slots && got < n; visited++) {
         for (unsigned m = swiss_full(p->ctrl + g * GROUP); m && got < n; m &= m - 1)

@@ -16,12 +16,11 @@
  * builds, jemalloc in redis-server).
  *
  * Every expectation passes against redis-server 7.0 (RINGKV_TEST_REDIS=1).
- * Three ringkv bugs, described where they bite, skip tests on ringkv only
- * (SKIP_RINGKV_BUG): volatile-* with rare TTL keys (test_policy_volatile_*),
- * per-shard victims with several threads (test_lru_keeps_recent and
- * test_volatile_ttl_nearest_first, keys spread), MULTI queueing over the
- * limit (test_multi_queue_refused). Variants the bugs do not reach run
- * everywhere: three keys in four with a TTL, all keys on one shard.
+ * One known difference skips tests on ringkv only (SKIP_RINGKV_BUG): with
+ * several threads each shard picks its victims among its own keys
+ * (evict.h), not over the whole keyspace (test_lru_keeps_recent and
+ * test_volatile_ttl_nearest_first, keys spread). Their one-shard variants
+ * run everywhere.
  */
 #include "harness.h"
 
@@ -349,7 +348,7 @@ static void test_policy_allkeys_random(void **state) { policy_fills(FIX(state)->
  * pipelined 1 KB SETs: 6 MB over, 0 OOM replies). Skipped on ringkv. */
 static void volatile_half(void **state, const char *policy)
 {
-    SKIP_RINGKV_BUG(true, "volatile-* with rare TTL keys neither evicts nor refuses: used_memory unbounded");
+
     policy_fills(FIX(state)->c, policy, TTL_HALF);
 }
 static void test_policy_volatile_lru(void **state) { volatile_half(state, "volatile-lru"); }
@@ -382,7 +381,7 @@ struct kfmt { const char *cold, *fresh; };
 static const struct kfmt SPREAD = { "c:%d", "n:%d" };
 static const struct kfmt ONE_SHARD = { "{t}c:%d", "{t}n:%d" };
 
-/* RINGKV BUG (per-shard victims): with more than one thread, each worker
+/* KNOWN DIFFERENCE (per-shard victims): with more than one thread, each worker
  * evicts from its own shard while the total is over the limit, and the
  * first to run its iteration (the writing client's, or the one woken
  * first) does nearly all of it: it gives up its own recent / far-expiring
@@ -684,7 +683,7 @@ static void test_multi_oom_queueing(void **state)
  * MULTI; GET k queues (+QUEUED) where Redis answers -OOM. Skipped on ringkv. */
 static void test_multi_queue_refused(void **state)
 {
-    SKIP_RINGKV_BUG(true, "MULTI queues non-deny-oom commands over maxmemory (Redis refuses them with -OOM)");
+
     redisContext *c = FIX(state)->c;
     OK(c, "SET k old");
     set_limit(c, "noeviction", 1);
