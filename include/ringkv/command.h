@@ -333,7 +333,7 @@ size_t memory_rss_bytes(void);
 size_t memory_peak_rss_bytes(void);
 const char *memory_allocator_name(void);   /* "mimalloc-2.0.9" or "libc" */
 /* Remember used_memory now as MEMORY STATS's startup.allocated (called
- * once, when the command table is built, before the workers start). */
+ * once, when the server is up and before the dataset loads). */
 void memory_note_startup(void);
 /* INFO's memory section, every line but the blank one after it. */
 void memory_info(struct cmd_ctx *c, struct rbuf *out);

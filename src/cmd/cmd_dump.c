@@ -7,7 +7,7 @@
 #include "ringkv/config.h"
 #include "ringkv/db.h"
 #include "ringkv/entry.h"
-#include "ringkv/evict.h"
+#include "ringkv/stamp.h"
 #include "ringkv/notify.h"
 #include "ringkv/rdb_codec.h"
 #include "ringkv/rdb_value.h"
@@ -95,7 +95,7 @@ void cmd_restore(struct cmd_ctx *c) {
     }
     struct kv_entry *e = rdb_value_entry(key, &v, ttl ? ttl : NO_EXPIRE);
     uint32_t stamp;
-    if (evict_stamp_for_restore(a.idle, a.freq, c->now_ms, &stamp)) entry_set_stamp(e, stamp);
+    if (stamp_for_restore(a.idle, a.freq, c->now_ms, &stamp)) entry_set_stamp(e, stamp);
     db_insert(c, e);
     notify(c, NOTIFY_GENERIC, "restore", key);
     reply_ok(&c->r);

@@ -28,7 +28,7 @@
 #include "ringkv/watch.h"
 #include "ringkv/config.h"
 #include "ringkv/db.h"
-#include "ringkv/evict.h"
+#include "ringkv/stamp.h"
 #include "ringkv/scan_cursor.h"
 #include "ringkv/util.h"
 
@@ -638,11 +638,11 @@ void cmd_object(struct cmd_ctx *c) {
         break;
     case 2:
         if (!lfu_policy()) reply_error(&c->r, ERR_NO_LFU);
-        else reply_int(&c->r, evict_freq(e, c->now_ms));
+        else reply_int(&c->r, stamp_freq(e, c->now_ms));
         break;
     case 3:
         if (lfu_policy()) reply_error(&c->r, ERR_LFU);
-        else reply_int(&c->r, evict_idle_ms(e, c->now_ms) / 1000);
+        else reply_int(&c->r, stamp_idle_ms(e, c->now_ms) / 1000);
         break;
     default:  /* values are never shared */
         reply_int(&c->r, 1);

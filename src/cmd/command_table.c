@@ -363,7 +363,6 @@ void command_table_init(void) {
         add_index(cmd);
         for (const struct command *sub = cmd->subcommands; sub && sub->name; sub++) add_index(sub);
     }
-    memory_note_startup();
 }
 
 /* Pipelines repeat a few names (a script and the commands it calls

@@ -14,7 +14,7 @@
  */
 #include "ringkv/aof.h"
 #include "ringkv/server.h"
-#include "ringkv/evict.h"
+#include "ringkv/stamp.h"
 #include "ringkv/config.h"
 #include "ringkv/command.h"
 #include "ringkv/script.h"
@@ -83,7 +83,7 @@ static bool port_in_use(void) {
  * cannot be loaded stops the start. With appendonly yes the log then
  * opens, and data that came from the RDB file gets a base by a rewrite. */
 static bool load_dataset(void) {
-    evict_clock((long long)mstime_now());   /* loaded keys count as accessed now */
+    stamp_clock((long long)mstime_now());   /* loaded keys count as accessed now */
     struct script_engine *e = script_engine_new();
     struct rbuf err = { 0 };
     int rc = 1;
@@ -138,6 +138,7 @@ int main(int argc, char **argv) {
         server_wait();
         return 1;
     }
+    memory_note_startup();   /* MEMORY STATS' startup.allocated: the server up, no data yet */
     if (!load_dataset()) {
         atomic_store(&srv.shutdown, true);
         server_wait();

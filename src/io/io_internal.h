@@ -85,6 +85,6 @@ void tracking_deliver(struct worker *w, const char *p, size_t len);
 void tracking_iteration(struct worker *w);
 /* Refuse cmd before it runs, with err: inside MULTI the transaction is
  * marked for EXECABORT; EXEC itself ends it with err as its reason, as
- * Redis's execCommandAbort (client.c). */
+ * Redis's execCommandAbort (pause.c). */
 void client_refuse(struct client *c, const struct command *cmd, const char *err);
 #endif

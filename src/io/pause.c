@@ -210,6 +210,24 @@ void client_pause_tick(struct worker *w) {
     }
 }
 
+/* A command refused before it runs: EXEC will answer EXECABORT; EXEC
+ * itself ends the transaction with its reason, as Redis's execCommandAbort. */
+void client_refuse(struct client *c, const struct command *cmd, const char *err) {
+    bool queued;
+    struct rbuf *out = client_reply_target(c, &queued);
+    size_t start = out->len;
+    struct reply r = { out, c->resp };
+    if (cmd->proc == cmd_exec && c->multi) {
+        reply_errorf(&r, "EXECABORT Transaction discarded because of: %s", err);
+        client_reset_transaction(c);
+    } else {
+        if (c->multi) c->multi->aborted = true;
+        reply_error(&r, err);
+    }
+    client_reply_written(c, out, start, queued, c->reply_off || c->reply_skip);
+    c->reply_skip = 0;
+}
+
 void client_controls_busy(bool on) {
     if (on) atomic_fetch_add(&rk_controls.ctl, CTL_BUSY_ONE);
     else atomic_fetch_sub(&rk_controls.ctl, CTL_BUSY_ONE);

@@ -316,6 +316,7 @@ void worker_serve_while_busy(struct worker *w, struct client *running) {
 static void worker_evict(struct worker *w) {
     bool may = !shard_is_held(w) && !client_expiry_paused(w->now_ms) &&
                !(atomic_load_explicit(&rk_persist.gate, memory_order_acquire) & PERSIST_GATE_LOADING);
+    stamp_clock(w->now_ms);
     w->mem_refuse = evict_iteration(&w->shard, srv.shard_ptrs, srv.nworkers, w->now_ms, may);
 }
 
@@ -484,6 +485,7 @@ static void worker_teardown(struct worker *w) {
     rbuf_free(&w->ready);
     shard_watch_destroy(&w->shard);
     trk_shard_destroy(&w->shard);
+    evict_shard_free(&w->shard);
     shard_destroy(&w->shard);
 }
 

@@ -38,7 +38,7 @@
 #include "ringkv/pubsub_dir.h"
 #include "ringkv/command.h"
 #include "ringkv/config.h"
-#include "ringkv/evict.h"
+#include "ringkv/stamp.h"
 #include "ringkv/lazyfree.h"
 #include "ringkv/util.h"
 #include "ringkv/tracking.h"
@@ -106,7 +106,6 @@ void shard_destroy(struct shard *s) {
     s->waiters = NULL;
     ps_dir_free(s->psdir);
     s->psdir = NULL;
-    evict_shard_free(s);
     while (lazyfree_step(s)) {}
 }
 

@@ -24,103 +24,8 @@
 #define SAMPLE_MAX       64        /* maxmemory-samples above this sample this many */
 #define VOLATILE_SAMPLES 4096      /* entries a volatile policy reads per database and pick, at most */
 #define CHECK_EVERY      16        /* evictions between looks at the clock, as Redis */
-#define CLOCK_MS         1000      /* LRU stamp resolution (Redis's LRU_CLOCK_RESOLUTION) */
-
-_Thread_local bool rk_lfu_stamps;
-
-/* ---------------------------------------------------------------- policy */
-
-static const char *const policy_names[] = {
-    "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
-    "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction",
-};
-
-/* The configured name is one of the enum's own strings, swapped whole by
- * CONFIG SET: remember the last one seen and compare pointers first. */
-enum evict_policy evict_policy_now(void) {
-    static _Thread_local const char *last_name;
-    static _Thread_local enum evict_policy last = EVICT_NOEVICTION;
-    const char *name = __atomic_load_n(&rk_config.maxmemory_policy, __ATOMIC_RELAXED);
-    if (name == last_name) return last;
-    last = EVICT_NOEVICTION;
-    for (unsigned i = 0; name && i < RK_ARRAY_LEN(policy_names); i++)
-        if (strcmp(name, policy_names[i]) == 0) last = (enum evict_policy)i;
-    last_name = name;
-    return last;
-}
 
 static bool policy_volatile(enum evict_policy p) { return p <= EVICT_VOLATILE_TTL; }
-
-/* ---------------------------------------------------------------- stamps */
-
-static _Thread_local long long clock_now_ms;
-static _Thread_local uint64_t rng_state;
-
-static uint32_t lru_clock(long long now_ms) { return (uint32_t)(now_ms / CLOCK_MS) & ENTRY_STAMP_MAX; }
-static unsigned lfu_minutes(long long now_ms) { return (unsigned)(now_ms / 60000) & 0xFFFF; }
-
-void evict_clock(long long now_ms) {
-    clock_now_ms = now_ms;
-    rk_lfu_stamps = evict_policy_lfu(evict_policy_now());
-    rk_new_stamp = rk_lfu_stamps ? (uint32_t)lfu_minutes(now_ms) << 8 | LFU_INIT_VAL : lru_clock(now_ms);
-}
-
-/* xorshift64*: the LFU's coin and the samples' positions. */
-static uint64_t rng_next(void) {
-    if (RK_UNLIKELY(!rng_state)) rng_state = (uint64_t)(uintptr_t)&rng_state ^ ustime_now() ^ 0x9E3779B97F4A7C15ULL;
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545F4914F6CDD1DULL;
-}
-
-unsigned lfu_log_incr(unsigned counter, long long log_factor, double r) {
-    if (counter >= 255) return 255;
-    double base = counter > LFU_INIT_VAL ? (double)(counter - LFU_INIT_VAL) : 0.0;
-    return r < 1.0 / (base * (double)log_factor + 1.0) ? counter + 1 : counter;
-}
-
-unsigned lfu_decayed(uint32_t stamp, unsigned now_min, long long decay_time) {
-    unsigned last = stamp >> 8, counter = stamp & 0xFF;
-    if (decay_time <= 0) return counter;
-    unsigned elapsed = now_min >= last ? now_min - last : 0xFFFF - last + now_min;
-    unsigned long long periods = (unsigned long long)elapsed / (unsigned long long)decay_time;
-    return periods >= counter ? 0 : counter - (unsigned)periods;
-}
-
-void evict_lfu_touch(struct kv_entry *e) {
-    unsigned now_min = lfu_minutes(clock_now_ms);
-    unsigned counter = lfu_decayed(entry_stamp(e), now_min, CONFIG_GET(lfu_decay_time));
-    double r = (double)(rng_next() >> 11) * 0x1.0p-53;
-    counter = lfu_log_incr(counter, CONFIG_GET(lfu_log_factor), r);
-    entry_set_stamp(e, now_min << 8 | counter);
-}
-
-long long evict_idle_ms(const struct kv_entry *e, long long now_ms) {
-    uint32_t now = lru_clock(now_ms), then = entry_stamp(e);
-    uint32_t ticks = now >= then ? now - then : ENTRY_STAMP_MAX - then + now;
-    return (long long)ticks * CLOCK_MS;
-}
-
-unsigned evict_freq(const struct kv_entry *e, long long now_ms) {
-    return lfu_decayed(entry_stamp(e), lfu_minutes(now_ms), CONFIG_GET(lfu_decay_time));
-}
-
-bool evict_stamp_for_restore(long long idle_s, long long freq, long long now_ms, uint32_t *stamp) {
-    enum evict_policy p = evict_policy_now();
-    if (evict_policy_lfu(p) && freq >= 0) {
-        *stamp = (uint32_t)lfu_minutes(now_ms) << 8 | (uint32_t)freq;
-        return true;
-    }
-    if (evict_policy_lru(p) && idle_s >= 0) {
-        long long ticks = idle_s * 1000 / CLOCK_MS, now = lru_clock(now_ms);
-        ticks %= (long long)ENTRY_STAMP_MAX + 1;
-        long long v = now - ticks;
-        *stamp = (uint32_t)(v < 0 ? v + ENTRY_STAMP_MAX : v);
-        return true;
-    }
-    return false;
-}
 
 /* ---------------------------------------------------------------- the pool */
 
@@ -195,8 +100,8 @@ static uint64_t score_of(const struct kv_entry *e, enum evict_policy p, long lon
     switch (p) {
     case EVICT_VOLATILE_TTL: return UINT64_MAX - (uint64_t)entry_expire(e);
     case EVICT_VOLATILE_LFU:
-    case EVICT_ALLKEYS_LFU: return 255 - evict_freq(e, now_ms);
-    default: return (uint64_t)evict_idle_ms(e, now_ms);
+    case EVICT_ALLKEYS_LFU: return 255 - stamp_freq(e, now_ms);
+    default: return (uint64_t)stamp_idle_ms(e, now_ms);
     }
 }
 
@@ -215,7 +120,7 @@ static void pool_populate(struct shard *s, unsigned dbi, enum evict_policy p, lo
     if (want > SAMPLE_MAX) want = SAMPLE_MAX;
     struct kv_entry *found[SAMPLE_MAX];
     for (size_t seen = 0; offered < want && seen < (policy_volatile(p) ? VOLATILE_SAMPLES : 1);) {
-        size_t n = table_sample(&db->table, rng_next(), found, policy_volatile(p) ? SAMPLE_MAX : want, 8 * SAMPLE_MAX);
+        size_t n = table_sample(&db->table, rk_random(), found, policy_volatile(p) ? SAMPLE_MAX : want, 8 * SAMPLE_MAX);
         if (!n) break;
         seen += n;
         for (size_t i = 0; i < n && offered < want; i++) {
@@ -264,11 +169,11 @@ static bool random_pick(struct shard *s, enum evict_policy p, unsigned *dbi, str
         if (!db_candidates(db, p)) continue;
         struct kv_entry *e = NULL;
         if (!policy_volatile(p)) {
-            e = table_random(&db->table, rng_next());
+            e = table_random(&db->table, rk_random());
         } else {
             struct kv_entry *found[SAMPLE_MAX];
             for (size_t seen = 0; !e && seen < VOLATILE_SAMPLES;) {
-                size_t got = table_sample(&db->table, rng_next(), found, SAMPLE_MAX, 8 * SAMPLE_MAX);
+                size_t got = table_sample(&db->table, rk_random(), found, SAMPLE_MAX, 8 * SAMPLE_MAX);
                 if (!got) break;
                 seen += got;
                 for (size_t i = 0; i < got && !e; i++)
@@ -327,7 +232,6 @@ static bool evict_until(struct shard *s, enum evict_policy p, size_t limit, long
 }
 
 bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards, long long now_ms, bool may_evict) {
-    evict_clock(now_ms);
     long long maxmemory = CONFIG_GET(maxmemory);
     if (RK_LIKELY(maxmemory <= 0)) return false;
     enum evict_policy p = evict_policy_now();

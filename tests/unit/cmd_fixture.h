@@ -22,7 +22,7 @@
 #include "ringkv/command.h"
 #include "ringkv/config.h"
 #include "ringkv/db.h"
-#include "ringkv/evict.h"
+#include "ringkv/stamp.h"
 #include "ringkv/util.h"
 
 #define NOW 1700000000000LL
@@ -61,7 +61,7 @@ static int fx_setup_n(unsigned n) {
     c.shards = fx_shard_ptrs;
     c.nshards = n;
     c.now_ms = NOW;
-    evict_clock(NOW);   /* new keys are accessed at NOW */
+    stamp_clock(NOW);   /* new keys are accessed at NOW */
     c.r.out = &out;
     c.r.resp = 2;
     obj_ops_by_type[OBJ_LIST] = &toy_ops;

@@ -1,4 +1,4 @@
-/* Eviction (evict.h): the LFU counter against Redis's documented behaviour
+/* Eviction (evict.h) and access stamps (stamp.h): the LFU counter against Redis's documented behaviour
  * (logarithmic growth, decay per lfu-decay-time minutes), the stamps OBJECT
  * reads, and which keys a shard gives up under each kind of policy. */
 #include <stdarg.h>
@@ -11,6 +11,7 @@
 #include "ringkv/config.h"
 #include "ringkv/db.h"
 #include "ringkv/evict.h"
+#include "ringkv/stamp.h"
 #include "ringkv/mem.h"
 #include "ringkv/util.h"
 
@@ -91,27 +92,27 @@ static void test_lfu_decay(void **state) {
 static void test_stamps(void **state) {
     (void)state;
     set_config("maxmemory-policy", "allkeys-lru");
-    evict_clock(NOW);
+    stamp_clock(NOW);
     struct kv_entry *e = entry_new_string(SLICE_LIT("k"), SLICE_LIT("v"), NO_EXPIRE);
-    assert_int_equal(evict_idle_ms(e, NOW), 0);
-    assert_int_equal(evict_idle_ms(e, NOW + 5500), 5000);   /* whole seconds, as Redis */
+    assert_int_equal(stamp_idle_ms(e, NOW), 0);
+    assert_int_equal(stamp_idle_ms(e, NOW + 5500), 5000);   /* whole seconds, as Redis */
     uint32_t stamp;
-    assert_true(evict_stamp_for_restore(1000, -1, NOW, &stamp));   /* RESTORE IDLETIME 1000 */
+    assert_true(stamp_for_restore(1000, -1, NOW, &stamp));   /* RESTORE IDLETIME 1000 */
     entry_set_stamp(e, stamp);
-    assert_int_equal(evict_idle_ms(e, NOW), 1000 * 1000);
-    assert_false(evict_stamp_for_restore(-1, 7, NOW, &stamp));     /* FREQ is for LFU policies */
+    assert_int_equal(stamp_idle_ms(e, NOW), 1000 * 1000);
+    assert_false(stamp_for_restore(-1, 7, NOW, &stamp));     /* FREQ is for LFU policies */
     entry_free(e);
 
     set_config("maxmemory-policy", "volatile-lfu");
-    evict_clock(NOW);
+    stamp_clock(NOW);
     e = entry_new_string(SLICE_LIT("k"), SLICE_LIT("v"), NO_EXPIRE);
-    assert_int_equal(evict_freq(e, NOW), LFU_INIT_VAL);
+    assert_int_equal(stamp_freq(e, NOW), LFU_INIT_VAL);
     entry_touch(e);
-    assert_int_equal(evict_freq(e, NOW), LFU_INIT_VAL + 1);   /* at LFU_INIT_VAL an access always counts */
-    assert_int_equal(evict_freq(e, NOW + 3 * 60000), LFU_INIT_VAL + 1 - 3);
-    assert_true(evict_stamp_for_restore(-1, 100, NOW, &stamp));
+    assert_int_equal(stamp_freq(e, NOW), LFU_INIT_VAL + 1);   /* at LFU_INIT_VAL an access always counts */
+    assert_int_equal(stamp_freq(e, NOW + 3 * 60000), LFU_INIT_VAL + 1 - 3);
+    assert_true(stamp_for_restore(-1, 100, NOW, &stamp));
     entry_set_stamp(e, stamp);
-    assert_int_equal(evict_freq(e, NOW), 100);
+    assert_int_equal(stamp_freq(e, NOW), 100);
     entry_free(e);
 }
 
@@ -130,7 +131,7 @@ static void fill(void) {
     for (int i = 0; i < NKEYS; i++) {
         char k[32];
         int n = snprintf(k, sizeof k, "key:%d", i);
-        evict_clock(NOW + i * 1000LL);
+        stamp_clock(NOW + i * 1000LL);
         long long ttl = i % 2 ? NOW + 1000000 + i * 1000LL : NO_EXPIRE;
         struct kv_entry *e = entry_new_string((struct slice){ k, (size_t)n }, SLICE_LIT("0123456789abcdef"), ttl);
         assert_true(db_load_entry(&shard, 0, e, false));
@@ -159,6 +160,7 @@ static size_t evict_room(const char *policy, size_t room) {
 }
 
 static void done(void) {
+    evict_shard_free(&shard);
     shard_destroy(&shard);
     rk_arena = NULL;
 }
