@@ -66,6 +66,7 @@ struct shard {
     struct evict_pool *evict_pool;   /* best candidates seen, NULL until needed */
     unsigned evict_db;               /* next database for the random policies */
     _Atomic size_t evictable;        /* keys the policy may evict, as of the owner's last iteration */
+    _Atomic size_t evict_weight;     /* its entry bytes then: its share of an overage */
     struct dead_table *dead_tables;  /* emptied ASYNC, freed by the owner in steps (lazyfree.h) */
     /* snapshots (below) */
     bool snap_active;             /* a snapshot is saving this shard */

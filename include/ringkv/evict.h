@@ -32,11 +32,14 @@ struct shard;
 
 /* The worker's turn, once per loop iteration (may_evict: the shard is not
  * held by a transaction): evict from s while used_memory is over
- * maxmemory, within the tenacity's time, and publish what s could still
- * evict. all: every shard, whose published counts say whether anything is
+ * maxmemory, up to s's share of the overage (in proportion to the entry
+ * bytes each shard holds) and within the tenacity's time, and publish
+ * what s could still evict. *wake_peers: still over, the other workers
+ * should take their turn now rather than at their next tick. all: every shard, whose published counts say whether anything is
  * left to evict anywhere. Returns whether deny-oom commands must be
  * refused until the next iteration. */
-bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards, long long now_ms, bool may_evict);
+bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards, long long now_ms, bool may_evict,
+                     bool *wake_peers);
 /* The shard's eviction state is freed (before shard_destroy). */
 void evict_shard_free(struct shard *s);
 

@@ -54,6 +54,13 @@ static inline void mem_count(long long delta) {
                           memory_order_relaxed);
 }
 
+/* What this thread's slot counts: the bytes it allocated less those it freed. */
+static inline long long mem_thread_bytes(void) {
+    struct mem_slot *s = rk_mem_mine;
+    if (__builtin_expect(s == NULL, 0)) s = mem_slot_claim();
+    return atomic_load_explicit(&s->bytes, memory_order_relaxed);
+}
+
 /* malloc_count.c sets this when it is linked: the heap is in the slots. */
 extern bool rk_mem_heap_counted;
 

@@ -317,7 +317,12 @@ static void worker_evict(struct worker *w) {
     bool may = !shard_is_held(w) && !client_expiry_paused(w->now_ms) &&
                !(atomic_load_explicit(&rk_persist.gate, memory_order_acquire) & PERSIST_GATE_LOADING);
     stamp_clock(w->now_ms);
-    w->mem_refuse = evict_iteration(&w->shard, srv.shard_ptrs, srv.nworkers, w->now_ms, may);
+    bool wake_peers;
+    w->mem_refuse = evict_iteration(&w->shard, srv.shard_ptrs, srv.nworkers, w->now_ms, may, &wake_peers);
+    if (RK_UNLIKELY(wake_peers))
+        for (unsigned i = 0; i < srv.nworkers; i++)
+            if (i != w->id && atomic_load_explicit(&srv.workers[i].sleeping, memory_order_relaxed))
+                ring_doorbell(w, &srv.workers[i]);
 }
 
 static void *worker_main(void *arg) {

@@ -212,15 +212,17 @@ static size_t candidates_everywhere(struct shard *const *all, unsigned nshards) 
     return n;
 }
 
-/* Evict from s until used_memory is under limit or the time is up.
- * Returns false when the policy found nothing more to take here. */
-static bool evict_until(struct shard *s, enum evict_policy p, size_t limit, long long now_ms) {
+/* Evict from s until used_memory is under limit, this thread freed share
+ * bytes, or the time is up. Returns false when the policy found nothing
+ * more to take here. */
+static bool evict_until(struct shard *s, enum evict_policy p, size_t limit, size_t share, long long now_ms) {
     struct cmd_ctx ctx = { .shard = s, .shards = &s, .nshards = 1, .now_ms = now_ms };
     struct rbuf key = {0};
     uint64_t start = monotonic_us(), budget = time_limit_us();
     unsigned dbi, evicted = 0;
     bool found = true;
-    while (mem_used() > limit) {
+    long long mine_before = mem_thread_bytes();
+    while (mem_used() > limit && mine_before - mem_thread_bytes() < (long long)share) {
         found = (p == EVICT_ALLKEYS_RANDOM || p == EVICT_VOLATILE_RANDOM) ? random_pick(s, p, &dbi, &key)
                                                                           : pool_pick(s, p, now_ms, &dbi, &key);
         if (!found) break;
@@ -231,19 +233,41 @@ static bool evict_until(struct shard *s, enum evict_policy p, size_t limit, long
     return found;
 }
 
-bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards, long long now_ms, bool may_evict) {
+/* This shard's part of the bytes to free: the overage in proportion to
+ * the entry bytes it holds (what the others last published), so that each
+ * shard gives up its own worst keys rather than the first to run all of
+ * its own. */
+static size_t share_of(const struct shard *s, struct shard *const *all, unsigned nshards, size_t over) {
+    size_t mine = s->arena.used_bytes, total = mine;
+    for (unsigned i = 0; i < nshards; i++)
+        if (all[i] != s) total += atomic_load_explicit(&all[i]->evict_weight, memory_order_relaxed);
+    if (total == mine) return over;
+    size_t share = (size_t)((double)over * ((double)mine / (double)total));
+    return share ? share : 1;
+}
+
+bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards, long long now_ms, bool may_evict,
+                     bool *wake_peers) {
+    *wake_peers = false;
     long long maxmemory = CONFIG_GET(maxmemory);
     if (RK_LIKELY(maxmemory <= 0)) return false;
     enum evict_policy p = evict_policy_now();
-    if (may_evict) atomic_store_explicit(&s->evictable, shard_candidates(s, p), memory_order_relaxed);
-    if (mem_used() <= (size_t)maxmemory) return false;
+    if (may_evict) {
+        atomic_store_explicit(&s->evictable, shard_candidates(s, p), memory_order_relaxed);
+        atomic_store_explicit(&s->evict_weight, s->arena.used_bytes, memory_order_relaxed);
+    }
+    size_t used = mem_used();
+    if (used <= (size_t)maxmemory) return false;
     if (p == EVICT_NOEVICTION) return true;
     if (may_evict) {
+        size_t share = share_of(s, all, nshards, used - (size_t)maxmemory);
         /* keys the sampling cannot find (a few TTL keys among many) do not
          * count as evictable: without them the limit must refuse writes */
-        bool found = evict_until(s, p, (size_t)maxmemory, now_ms);
+        bool found = evict_until(s, p, (size_t)maxmemory, share, now_ms);
         atomic_store_explicit(&s->evictable, found ? shard_candidates(s, p) : 0, memory_order_relaxed);
+        atomic_store_explicit(&s->evict_weight, s->arena.used_bytes, memory_order_relaxed);
         if (mem_used() <= (size_t)maxmemory) return false;
     }
+    *wake_peers = nshards > 1;   /* the others' shares */
     return candidates_everywhere(all, nshards) == 0;
 }

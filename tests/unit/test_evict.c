@@ -153,7 +153,8 @@ static size_t evict_room(const char *policy, size_t room) {
     snprintf(limit, sizeof limit, "%zu", mem_used() - room);
     set_config("maxmemory", limit);
     size_t before = table_size(&shard.dbs[0].table);
-    bool refuse = evict_iteration(&shard, shards, 1, NOW + NKEYS * 1000LL, true);
+    bool wake;
+    bool refuse = evict_iteration(&shard, shards, 1, NOW + NKEYS * 1000LL, true, &wake);
     assert_false(refuse);
     set_config("maxmemory", "0");
     return before - table_size(&shard.dbs[0].table);
@@ -206,17 +207,18 @@ static void test_ttl_takes_the_nearest_expiry(void **state) {
 
 static void test_noeviction_refuses(void **state) {
     (void)state;
+    bool wake;
     fill();
     set_config("maxmemory-policy", "noeviction");
     set_config("maxmemory", "1");
-    assert_true(evict_iteration(&shard, shards, 1, NOW, true));
+    assert_true(evict_iteration(&shard, shards, 1, NOW, true, &wake));
     assert_int_equal(table_size(&shard.dbs[0].table), NKEYS);
     /* nothing left to take under allkeys: refused too */
     set_config("maxmemory-policy", "allkeys-random");
-    assert_true(evict_iteration(&shard, shards, 1, NOW, true));
+    assert_true(evict_iteration(&shard, shards, 1, NOW, true, &wake));
     assert_int_equal(table_size(&shard.dbs[0].table), 0);
     set_config("maxmemory", "0");
-    assert_false(evict_iteration(&shard, shards, 1, NOW, true));
+    assert_false(evict_iteration(&shard, shards, 1, NOW, true, &wake));
     done();
 }
 
