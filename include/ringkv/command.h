@@ -330,7 +330,6 @@ void obj_commit(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_en
 /* Memory figures that INFO and MEMORY share (cmd_memory.c), from
  * used_memory (mem.h). */
 size_t memory_rss_bytes(void);
-size_t memory_peak_rss_bytes(void);
 const char *memory_allocator_name(void);   /* "mimalloc-2.0.9" or "libc" */
 /* Remember used_memory now as MEMORY STATS's startup.allocated (called
  * once, when the server is up and before the dataset loads). */

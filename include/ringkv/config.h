@@ -57,7 +57,7 @@ struct rk_config {
     const char *maxmemory_policy;   /* one of the policy names */
     long long maxmemory_samples, maxmemory_eviction_tenacity;
     long long lfu_log_factor, lfu_decay_time;
-    long long lazyfree_lazy_eviction, lazyfree_lazy_expire, lazyfree_lazy_server_del;
+    long long lazyfree_lazy_eviction, lazyfree_lazy_expire;
     long long lazyfree_lazy_user_del, lazyfree_lazy_user_flush;
     /* compact encodings of collections (Redis's thresholds) */
     long long list_max_listpack_size;

@@ -13,7 +13,7 @@
  * costs nothing for keys without one. The stamp is what eviction ranks
  * keys by, Redis's 24-bit robj.lru: under an LRU policy the clock in
  * seconds at the last access, under an LFU policy the minute of the last
- * decrement (16 bits) and a logarithmic access counter (8 bits); evict.h
+ * decrement (16 bits) and a logarithmic access counter (8 bits); stamp.h
  * keeps it. Strings keep their bytes inline; the
  * other types store one pointer to their object as an 8-byte value, except
  * small compact objects (ENTRY_INLINE: the listpack or intset of a small
@@ -72,7 +72,7 @@ static inline void entry_set_stamp(struct kv_entry *e, uint32_t v) {
     p[1] = (unsigned char)(v >> 8);
     p[2] = (unsigned char)(v >> 16);
 }
-/* The stamp new entries get on this thread: an access now (evict.h sets it
+/* The stamp new entries get on this thread: an access now (stamp.h sets it
  * as the clock moves; 0 where nothing does, as in unit tests). */
 extern _Thread_local uint32_t rk_new_stamp;
 

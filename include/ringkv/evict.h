@@ -4,10 +4,10 @@
  *
  * The limit is global, the keyspace is not: each worker evicts from its own
  * shard only, once per loop iteration (evict_iteration), while the sum of
- * every thread's allocations is over the limit. So no thread ever touches
- * another's keys to make room, a shard that takes all the writes evicts
- * what it holds, and an idle shard that holds old keys gives them up at its
- * next iteration (its timeout tick at the latest). Within a shard, keys are
+ * every thread's allocations is over the limit, its share of the overage
+ * (in proportion to the entry bytes each shard holds), waking sleeping
+ * peers for theirs. So no thread ever touches another's keys to make room,
+ * and a shard that takes all the writes evicts what it holds. Within a shard, keys are
  * picked as Redis picks them: a pool of the best candidates seen, refilled
  * by sampling maxmemory-samples keys per database (allkeys-* from every
  * key, volatile-* from keys with a TTL), best first by idle time (LRU),
@@ -32,12 +32,13 @@ struct shard;
 
 /* The worker's turn, once per loop iteration (may_evict: the shard is not
  * held by a transaction): evict from s while used_memory is over
- * maxmemory, up to s's share of the overage (in proportion to the entry
- * bytes each shard holds) and within the tenacity's time, and publish
- * what s could still evict. *wake_peers: still over, the other workers
- * should take their turn now rather than at their next tick. all: every shard, whose published counts say whether anything is
- * left to evict anywhere. Returns whether deny-oom commands must be
- * refused until the next iteration. */
+ * maxmemory, up to s's share of the overage and within the tenacity's
+ * time, and publish what s could still evict and its entry bytes. all:
+ * every shard, whose published figures give the shares and say whether
+ * anything is left to evict anywhere. *wake_peers: still over, the other
+ * workers should take their turn now rather than at their next tick.
+ * Returns whether deny-oom commands must be refused until the next
+ * iteration. */
 bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards, long long now_ms, bool may_evict,
                      bool *wake_peers);
 /* The shard's eviction state is freed (before shard_destroy). */

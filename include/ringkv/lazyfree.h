@@ -29,8 +29,8 @@ struct shard;
 
 #define LAZYFREE_THRESHOLD 64   /* Redis's: below this effort, freeing now is cheaper */
 
-/* Free e, its object in the background when big. Returns whether it was. */
-bool lazyfree_entry(struct kv_entry *e);
+/* Free e, its object in the background when big. */
+void lazyfree_entry(struct kv_entry *e);
 /* Hand a detached table of shard s to s's worker, which frees it in steps. */
 void lazyfree_table(struct shard *s, struct kv_table *t);
 /* The owner's loop: free some of s's detached tables. Returns whether any remain. */

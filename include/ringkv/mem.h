@@ -40,12 +40,16 @@ extern struct mem_slot rk_mem_slots[MEM_SLOTS];
 extern _Thread_local struct mem_slot *rk_mem_mine;
 struct mem_slot *mem_slot_claim(void);
 
+static inline struct mem_slot *mem_slot_mine(void) {
+    struct mem_slot *s = rk_mem_mine;
+    return __builtin_expect(s != NULL, 1) ? s : mem_slot_claim();
+}
+
 /* delta bytes allocated (negative: freed) by this thread. Only the owner
  * writes its slot, so a plain load and store do; the shared last slot adds
  * atomically. */
 static inline void mem_count(long long delta) {
-    struct mem_slot *s = rk_mem_mine;
-    if (__builtin_expect(s == NULL, 0)) s = mem_slot_claim();
+    struct mem_slot *s = mem_slot_mine();
     if (__builtin_expect(s == &rk_mem_slots[MEM_SLOTS - 1], 0)) {
         atomic_fetch_add_explicit(&s->bytes, delta, memory_order_relaxed);
         return;
@@ -56,9 +60,7 @@ static inline void mem_count(long long delta) {
 
 /* What this thread's slot counts: the bytes it allocated less those it freed. */
 static inline long long mem_thread_bytes(void) {
-    struct mem_slot *s = rk_mem_mine;
-    if (__builtin_expect(s == NULL, 0)) s = mem_slot_claim();
-    return atomic_load_explicit(&s->bytes, memory_order_relaxed);
+    return atomic_load_explicit(&mem_slot_mine()->bytes, memory_order_relaxed);
 }
 
 /* malloc_count.c sets this when it is linked: the heap is in the slots. */
@@ -67,8 +69,8 @@ extern bool rk_mem_heap_counted;
 /* used_memory: every slot, plus the allocator's heap figure when the heap
  * is not counted here. */
 size_t mem_used(void);
-/* The largest mem_used() seen by mem_used_peak_update (INFO's used_memory_peak). */
-size_t mem_used_peak(void);
+/* INFO's used_memory_peak: take mem_used() into the peak (every worker's
+ * cron, and whoever reports it) and return the peak. */
 size_t mem_used_peak_update(void);
 /* Forget the peak (MEMORY STATS' peak is reset by CONFIG RESETSTAT in Redis). */
 void mem_used_peak_reset(void);

@@ -103,7 +103,7 @@ void cmd_del(struct cmd_ctx *c) { delete_keys(c, CONFIG_GET(lazyfree_lazy_user_d
 void cmd_unlink(struct cmd_ctx *c) { delete_keys(c, true); }
 
 /* EXISTS and TOUCH: how many of the keys (repeats counted) exist. Only
- * TOUCH is an access (the key's stamp, evict.h). */
+ * TOUCH is an access (the key's stamp, stamp.h). */
 static void count_existing(struct cmd_ctx *c, unsigned flags) {
     long long n = 0;
     for (int j = 1; j < c->argc; j++)

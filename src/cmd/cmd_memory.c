@@ -60,19 +60,6 @@ size_t memory_rss_bytes(void) {
     return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
 }
 
-/* VmHWM, the peak RSS; never below the current RSS. */
-size_t memory_peak_rss_bytes(void) {
-    size_t kb = 0, rss = memory_rss_bytes();
-    FILE *f = fopen("/proc/self/status", "r");
-    if (f) {
-        char line[256];
-        while (fgets(line, sizeof line, f))
-            if (sscanf(line, "VmHWM: %zu kB", &kb) == 1) break;
-        fclose(f);
-    }
-    return kb * 1024 > rss ? kb * 1024 : rss;
-}
-
 void memory_note_startup(void) { startup_used = mem_used(); }
 
 /* As Redis's "jemalloc-5.3.0". */
@@ -146,6 +133,7 @@ struct db_overhead { unsigned db; size_t keys, main; };
 
 struct mem_overhead {
     size_t peak, total, startup, clients, tables, scripts, overhead, keys, bytes_per_key, dataset, rss;
+    long long frag_bytes;           /* RSS beyond used_memory */
     double dataset_perc, peak_perc, frag;
     size_t ndbs;
     struct db_overhead *dbs;        /* databases with keys (NULL: not asked for) */
@@ -177,7 +165,7 @@ static size_t scripts_bytes(void) {
 static void overhead_compute(struct cmd_ctx *c, struct mem_overhead *mh, bool per_db) {
     *mh = (struct mem_overhead){0};
     mh->total = mem_used();
-    mh->peak = mem_used_peak();
+    mh->peak = mem_used_peak_update();
     mh->rss = memory_rss_bytes();
     mh->startup = startup_used;
     mh->clients = clients_bytes();
@@ -191,6 +179,7 @@ static void overhead_compute(struct cmd_ctx *c, struct mem_overhead *mh, bool pe
     mh->dataset_perc = (double)mh->dataset * 100.0 / (double)(net ? net : 1);
     mh->peak_perc = (double)mh->total * 100.0 / (double)(mh->peak ? mh->peak : 1);
     mh->frag = (double)mh->rss / (double)(mh->total ? mh->total : 1);
+    mh->frag_bytes = (long long)mh->rss - (long long)mh->total;
 }
 
 static void field_int(struct reply *r, const char *name, long long v) {
@@ -210,7 +199,6 @@ static void memory_stats(struct cmd_ctx *c) {
     struct mem_overhead mh;
     overhead_compute(c, &mh, true);
     struct reply *r = &c->r;
-    long long frag_bytes = (long long)mh.rss - (long long)mh.total;
     reply_map(r, 27 + mh.ndbs);
     field_int(r, "peak.allocated", (long long)mh.peak);
     field_int(r, "total.allocated", (long long)mh.total);
@@ -241,13 +229,13 @@ static void memory_stats(struct cmd_ctx *c) {
     field_int(r, "allocator.active", (long long)mh.rss);
     field_int(r, "allocator.resident", (long long)mh.rss);
     field_double(r, "allocator-fragmentation.ratio", mh.frag);
-    field_int(r, "allocator-fragmentation.bytes", frag_bytes);
+    field_int(r, "allocator-fragmentation.bytes", mh.frag_bytes);
     field_double(r, "allocator-rss.ratio", 1.0);
     field_int(r, "allocator-rss.bytes", 0);
     field_double(r, "rss-overhead.ratio", 1.0);
     field_int(r, "rss-overhead.bytes", 0);
     field_double(r, "fragmentation", mh.frag);
-    field_int(r, "fragmentation.bytes", frag_bytes);
+    field_int(r, "fragmentation.bytes", mh.frag_bytes);
     free(mh.dbs);
 }
 
@@ -287,7 +275,6 @@ void memory_info(struct cmd_ctx *c, struct rbuf *out) {
     human_bytes(h_peak, sizeof h_peak, (double)mh.peak);
     human_bytes(h_sys, sizeof h_sys, (double)sys);
     human_bytes(h_max, sizeof h_max, (double)maxmemory);
-    long long frag_bytes = (long long)mh.rss - (long long)mh.total;
     rbuf_printf(out,
                "# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
                "used_memory_rss_human:%s\r\nused_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n"
@@ -306,7 +293,7 @@ void memory_info(struct cmd_ctx *c, struct rbuf *out) {
                "mem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:%zu\r\n"
                "mem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:%s\r\nactive_defrag_running:0\r\n"
                "lazyfree_pending_objects:%zu\r\nlazyfreed_objects:%zu\r\n",
-               maxmemory, h_max, rk_config.maxmemory_policy, mh.frag, frag_bytes, mh.frag, frag_bytes, mh.clients,
+               maxmemory, h_max, rk_config.maxmemory_policy, mh.frag, mh.frag_bytes, mh.frag, mh.frag_bytes, mh.clients,
                memory_allocator_name(), lazyfree_pending(), lazyfree_freed());
 }
 

@@ -45,6 +45,7 @@
 #include "ringkv/watch.h"
 #include "ringkv/evict.h"
 #include "ringkv/lazyfree.h"
+#include "ringkv/mem.h"
 #include "io_internal.h"
 #include "controls.h"
 
@@ -192,6 +193,7 @@ static void worker_cron(struct worker *w) {
         resp_parser_trim(&w->parser, ARGV_KEEP_BYTES);
         if (w->batch_argv.cap > ARGV_KEEP_BYTES) rbuf_free(&w->batch_argv);
         if (!shard_is_held(w)) arena_release_if_empty(&w->shard.arena);   /* after FLUSHALL */
+        mem_used_peak_update();
         client_cron(w);
         client_obuf_cron(w);
         persist_cron(w);

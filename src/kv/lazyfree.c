@@ -84,20 +84,15 @@ static void hand_off(unsigned type, void *obj) {
     pthread_mutex_unlock(&lock);
 }
 
-bool lazyfree_entry(struct kv_entry *e) {
+void lazyfree_entry(struct kv_entry *e) {
     unsigned type = entry_type(e);
-    if (type == OBJ_STRING || (e->meta & ENTRY_INLINE) || !obj_ops_by_type[type]) {
+    void *obj = type == OBJ_STRING || (e->meta & ENTRY_INLINE) ? NULL : entry_obj(e);
+    if (!obj || free_effort(type, obj) <= LAZYFREE_THRESHOLD) {
         entry_free(e);
-        return false;
-    }
-    void *obj = entry_obj(e);
-    if (free_effort(type, obj) <= LAZYFREE_THRESHOLD) {
-        entry_free(e);
-        return false;
+        return;
     }
     entry_release(e);
     hand_off(type, obj);
-    return true;
 }
 
 void lazyfree_table(struct shard *s, struct kv_table *t) {
@@ -109,13 +104,11 @@ void lazyfree_table(struct shard *s, struct kv_table *t) {
     atomic_fetch_add_explicit(&pending, 1, memory_order_relaxed);
 }
 
-static void free_dead_entry(struct kv_entry *e) { lazyfree_entry(e); }
-
 bool lazyfree_step(struct shard *s) {
     uint64_t deadline = monotonic_us() + STEP_BUDGET_US;
     while (s->dead_tables) {
         struct dead_table *d = s->dead_tables;
-        if (!table_drain(&d->table, &d->cursor, DRAIN_GROUPS, free_dead_entry)) {
+        if (!table_drain(&d->table, &d->cursor, DRAIN_GROUPS, lazyfree_entry)) {
             if (monotonic_us() >= deadline) return true;
             continue;
         }

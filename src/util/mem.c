@@ -41,13 +41,7 @@ size_t mem_used_peak_update(void) {
     size_t used = mem_used(), p = atomic_load_explicit(&peak, memory_order_relaxed);
     while (used > p && !atomic_compare_exchange_weak_explicit(&peak, &p, used, memory_order_relaxed,
                                                              memory_order_relaxed)) {}
-    return used;
-}
-
-size_t mem_used_peak(void) {
-    size_t used = mem_used_peak_update();
-    size_t p = atomic_load_explicit(&peak, memory_order_relaxed);
-    return p > used ? p : used;
+    return used > p ? used : p;
 }
 
 void mem_used_peak_reset(void) { atomic_store_explicit(&peak, mem_used(), memory_order_relaxed); }
