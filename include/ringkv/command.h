@@ -142,6 +142,7 @@ struct cmd_ctx {
      * keys wakes it, not just the first in line (db.h) */
     bool block_every;
     bool in_script;              /* called by a script (redis.call) */
+    bool no_touch;               /* CLIENT NO-TOUCH: reads leave the keys' access stamps */
     /* client-side caching (cmd_tracking.c) */
     const struct block_record *reader;   /* in: a read-only command records its keys for this client (NULL: none) */
     uint32_t origin_worker, origin_idx, origin_gen;   /* a forwarded command's client (worker UINT32_MAX: none) */

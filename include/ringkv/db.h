@@ -194,6 +194,7 @@ bool db_load_entry(struct shard *s, unsigned dbi, struct kv_entry *e, bool merge
 #define LOOKUP_READ    1   /* count a keyspace hit/miss (GET-like reads) */
 #define LOOKUP_NOEXPIRE 2  /* do not delete an expired key (it is still reported absent) */
 #define LOOKUP_NOTOUCH 4   /* not an access: the key's stamp (stamp.h) stays (TYPE, TTL, OBJECT, ...) */
+#define LOOKUP_TOUCH   8   /* an access even for a CLIENT NO-TOUCH client (TOUCH) */
 
 /* The entry for key, or NULL if absent or expired (an expired key is deleted). */
 struct kv_entry *db_lookup(struct cmd_ctx *c, struct slice key, unsigned flags);

@@ -304,6 +304,7 @@ struct fwd_origin {
     bool drop;           /* CLIENT REPLY OFF/SKIP: run it, send nothing */
     bool track;          /* client-side caching: record what it reads for the client */
     uint32_t trk_epoch;  /* ...with this tracking epoch */
+    bool no_touch;       /* CLIENT NO-TOUCH */
 };
 
 /* A command to run as a cross-shard transaction on behalf of a client. */
@@ -312,6 +313,7 @@ struct tx_request {
     int db;
     uint8_t resp;
     bool drop;
+    bool no_touch;                   /* CLIENT NO-TOUCH */
     const struct command *cmd;
     uint64_t mask;                   /* shards to hold */
     int argc;

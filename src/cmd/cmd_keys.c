@@ -112,7 +112,7 @@ static void count_existing(struct cmd_ctx *c, unsigned flags) {
 }
 
 void cmd_exists(struct cmd_ctx *c) { count_existing(c, LOOKUP_NOTOUCH); }
-void cmd_touch(struct cmd_ctx *c) { count_existing(c, LOOKUP_NONE); }
+void cmd_touch(struct cmd_ctx *c) { count_existing(c, LOOKUP_TOUCH); }
 
 void cmd_type(struct cmd_ctx *c) {
     reply_simple(&c->r, type_name(db_lookup(c, c->argv[1], LOOKUP_READ | LOOKUP_NOTOUCH)));

@@ -31,6 +31,7 @@ void ctx_init(struct cmd_ctx *ctx, struct worker *w, const struct command *cmd,
     ctx->rerun_mask = 0;
     ctx->waiter = NULL;
     ctx->reader = NULL;
+    ctx->no_touch = false;
     ctx->origin_worker = UINT32_MAX;
     ctx->block = false;
     ctx->timed_out = false;

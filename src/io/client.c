@@ -253,7 +253,7 @@ static enum exec_result run_routed(struct client *c, const struct route *rt, int
         return EXEC_DONE;
     case ROUTE_FORWARD: {
         const struct fwd_origin o = { c->idx, c->gen, client_reserve_reply(c), (uint16_t)c->db, c->resp, drop,
-                                      c->trk_reader != NULL, c->trk_epoch };
+                                      c->trk_reader != NULL, c->trk_epoch, (c->flags & CF_NO_TOUCH) != 0 };
         forward_command(w, rt->target, cmd, argc, argv, &o);
         /* bound the replies a client can have coming back at once */
         if (++c->inflight >= CLIENT_MAX_INFLIGHT) c->wait = WAIT_FORWARDS;

@@ -161,7 +161,7 @@ static void exec_forward(struct client *c, const struct route *rt, const struct 
     exec_forward_argv(q, fargv, blob);
     if (RK_UNLIKELY(client_controls_on())) client_monitor_exec(c, q, true, c->db, argc, argv);
     command_count_call(rt->cmd, false);
-    const struct fwd_origin o = { c->idx, c->gen, client_reserve_reply(c), (uint16_t)c->db, c->resp, drop, false, 0 };
+    const struct fwd_origin o = { c->idx, c->gen, client_reserve_reply(c), (uint16_t)c->db, c->resp, drop, false, 0, (c->flags & CF_NO_TOUCH) != 0 };
     forward_command(w, (unsigned)(q->fwd - 1), &exec_forwarded_command, fargc, fargv, &o);
     if (big) {
         free(fargv);
@@ -204,7 +204,7 @@ static enum exec_result exec_in_order(struct client *c, const struct route *rt, 
     c->inflight++;
     c->multi = NULL;   /* the transaction owns the queue now */
     client_unwatch(c);
-    const struct tx_request req = { .idx = c->idx, .gen = c->gen, .db = c->db, .resp = c->resp, .drop = drop,
+    const struct tx_request req = { .idx = c->idx, .gen = c->gen, .db = c->db, .resp = c->resp, .drop = drop, .no_touch = (c->flags & CF_NO_TOUCH) != 0,
                                     .cmd = rt->cmd, .mask = mask, .argc = argc, .argv = argv, .exec = q };
     bool go_on = tx_start_exec(w, &req);
     if ((!go_on && c->inflight) || c->inflight >= CLIENT_MAX_INFLIGHT) c->wait = WAIT_FORWARDS;
@@ -239,6 +239,7 @@ static enum exec_result exec(struct client *c, const struct route *rt, int argc,
         ctx_init(&ctx, w, rt->cmd, argc, argv, c->db, c->resp, out);
         ctx.client = c;
         ctx.reader = c->trk_reader;
+        ctx.no_touch = c->flags & CF_NO_TOUCH;
         queue_watched(c, q);
         exec_queued(&ctx, q, c->watch_dirty);
         if (RK_UNLIKELY(client_controls_on())) client_monitor_exec(c, q, !c->watch_dirty, ctx.db, argc, argv);

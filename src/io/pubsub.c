@@ -169,7 +169,7 @@ static void tell_directories(struct client *c, enum ps_kind k, struct slice name
             continue;
         }
         const struct fwd_origin o = { c->idx, c->gen, gone ? 0 : client_reserve_reply(c),
-                                      (uint16_t)c->db, c->resp, gone, false, 0 };
+                                      (uint16_t)c->db, c->resp, gone, false, 0, false };
         forward_command(w, t, &pubsub_dir_command, 5, argv, &o);
         if (!gone) c->inflight++;
     }

@@ -29,6 +29,7 @@ bool client_run_local(struct client *c, const struct command *cmd, int argc, str
     ctx_init(&ctx, c->w, cmd, argc, argv, c->db, c->resp, out);
     ctx.client = c;
     ctx.reader = c->trk_reader;
+    ctx.no_touch = c->flags & CF_NO_TOUCH;
     struct block_record self;
     if (RK_UNLIKELY(cmd->flags & (CMD_BLOCKING | CMD_IDENTITY))) {
         self = identity_of(c, cmd);
@@ -57,7 +58,7 @@ bool client_run_local(struct client *c, const struct command *cmd, int argc, str
 void client_start_tx(struct client *c, const struct command *cmd, uint64_t mask, int argc,
                      struct slice *argv, bool drop, struct multi_queue *exec) {
     struct tx_request req = {
-        .idx = c->idx, .gen = c->gen, .db = c->db, .resp = c->resp, .drop = drop,
+        .idx = c->idx, .gen = c->gen, .db = c->db, .resp = c->resp, .drop = drop, .no_touch = (c->flags & CF_NO_TOUCH) != 0,
         .cmd = cmd, .mask = mask, .argc = argc, .argv = argv, .exec = exec,
         .track = c->trk_reader != NULL, .reader = { c->w->id, c->idx, c->gen, c->trk_epoch },
     };

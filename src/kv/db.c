@@ -296,7 +296,7 @@ struct kv_entry **db_lookup_slot(struct cmd_ctx *c, struct slice key, unsigned f
         if (slot) s->stats.keyspace_hits++;
         else s->stats.keyspace_misses++;
     }
-    if (slot && !(flags & LOOKUP_NOTOUCH)) entry_touch(*slot);
+    if (slot && !(flags & LOOKUP_NOTOUCH) && (!c->no_touch || (flags & LOOKUP_TOUCH))) entry_touch(*slot);
     if (slot && RK_UNLIKELY(s->snap_active) && may_change(c)) snap_guard(s, c->db, *slot);
     return slot;
 }

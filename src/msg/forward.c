@@ -26,6 +26,7 @@ struct fwd_hdr {
 };
 #define FWD_DROP  1
 #define FWD_TRACK 2
+#define FWD_NOTOUCH 4
 
 struct rep_hdr {
     uint32_t idx, gen, seq, len;
@@ -55,7 +56,7 @@ void forward_command(struct worker *w, unsigned target, const struct command *cm
     /* Field by field into the batch: building the header on the stack and
      * copying it whole makes the CPU reload narrow stores as one wide load,
      * which stalls store forwarding on every forwarded command. */
-    uint8_t drop8 = (uint8_t)(o->drop | (o->track << 1));
+    uint8_t drop8 = (uint8_t)(o->drop | (o->track << 1) | (o->no_touch << 2));
     uint32_t argc32 = (uint32_t)argc;
     memcpy(p + offsetof(struct fwd_hdr, idx), &o->idx, 4);
     memcpy(p + offsetof(struct fwd_hdr, gen), &o->gen, 4);
@@ -144,6 +145,7 @@ void execute_batch(struct worker *w, struct xmsg *m) {
             ctx.origin_gen = h->gen;
             const struct block_record reader = { m->from, h->idx, h->gen, h->trk_epoch };
             ctx.reader = (h->drop & FWD_TRACK) ? &reader : NULL;
+            ctx.no_touch = h->drop & FWD_NOTOUCH;
             command_call(&ctx);
             if (h->drop & FWD_DROP) m->rep.len = hdr_off + sizeof(struct rep_hdr);
             uint32_t len = (uint32_t)(m->rep.len - hdr_off - sizeof(struct rep_hdr));

@@ -121,6 +121,7 @@ static void grant(struct worker *w, struct tx *tx) {
         struct cmd_ctx ctx;
         ctx_init(&ctx, w, req->cmd, req->argc, req->argv, req->db, req->resp, &tx->parts[w->id]);
         if (tx->coord == w) ctx.client = rk_msg_client.live(w, req->idx, req->gen);
+        ctx.no_touch = req->no_touch;
         req->cmd->per_shard(&ctx);
     }
 }
@@ -345,6 +346,7 @@ static void run_item(struct tx *tx, struct tx_item *it, struct tx_outcome *out) 
     ctx.multi = true;
     ctx.held = tx->held;
     ctx.client = c;
+    ctx.no_touch = req->no_touch;
     ctx.parts = tx->parts;
     if (req->cmd->flags & (CMD_BLOCKING | CMD_IDENTITY)) {
         ctx.waiter = &req->waiter;

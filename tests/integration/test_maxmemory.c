@@ -778,6 +778,41 @@ static void test_object_idletime_freq(void **state)
     OK(c, "CONFIG SET maxmemory-policy noeviction");
 }
 
+/* CLIENT NO-TOUCH (Redis 7.2, so ringkv only): the client's reads leave
+ * the keys' access stamps, on its own shard and forwarded to others, in
+ * MULTI too; TOUCH still touches. */
+static void test_no_touch(void **state)
+{
+    if (h_redis_mode()) skip();   /* redis-server 7.0 has no CLIENT NO-TOUCH */
+    redisContext *c = FIX(state)->c;
+    OK(c, "CONFIG SET maxmemory-policy allkeys-lru");
+    enum { NKEYS = 16 };   /* spread over every shard */
+    for (int i = 0; i < NKEYS; i++) OK(c, "SET nt:%d v", i);
+    h_sleep_ms(1200);
+    OK(c, "CLIENT NO-TOUCH on");
+    for (int i = 0; i < NKEYS; i++) BULK(c, "v", "GET nt:%d", i);
+    OK(c, "MULTI");
+    STATUS(c, "QUEUED", "GET nt:0");
+    redisReply *r = cmd(c, "EXEC");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    freeReplyObject(r);
+    r = cmd(c, "MGET nt:0 nt:1 nt:2 nt:3");
+    assert_int_equal(r->elements, 4);
+    freeReplyObject(r);
+    for (int i = 0; i < NKEYS; i++) {
+        r = cmd(c, "OBJECT IDLETIME nt:%d", i);
+        assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+        if (r->integer < 1) fail_msg("nt:%d touched by a NO-TOUCH client (idle %lld)", i, r->integer);
+        freeReplyObject(r);
+    }
+    INT(c, 1, "TOUCH nt:0");
+    INT(c, 0, "OBJECT IDLETIME nt:0");
+    OK(c, "CLIENT NO-TOUCH off");
+    BULK(c, "v", "GET nt:1");
+    INT(c, 0, "OBJECT IDLETIME nt:1");
+    OK(c, "CONFIG SET maxmemory-policy noeviction");
+}
+
 /* ------------------------------------------------------------------ */
 /* 8. lazy freeing gives the memory back                                */
 
@@ -888,6 +923,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_multi_queue_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_multi_oom_at_exec, setup, teardown),
         cmocka_unit_test_setup_teardown(test_object_idletime_freq, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_touch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unlink_big_set, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flushall_async, setup, teardown),
     };
