@@ -58,7 +58,7 @@ struct rk_config {
     long long maxmemory_samples, maxmemory_eviction_tenacity;
     long long lfu_log_factor, lfu_decay_time;
     long long lazyfree_lazy_eviction, lazyfree_lazy_expire;
-    long long lazyfree_lazy_user_del, lazyfree_lazy_user_flush;
+    long long lazyfree_lazy_user_del, lazyfree_lazy_user_flush, lazyfree_lazy_server_del;
     /* compact encodings of collections (Redis's thresholds) */
     long long list_max_listpack_size;
     long long list_compress_depth;  /* quicklist nodes kept raw at each end; 0 = no compression */

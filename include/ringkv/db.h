@@ -208,9 +208,11 @@ void db_insert(struct cmd_ctx *c, struct kv_entry *e);
  * plain `*slot = ...` instead: they keep key and expiry and have already
  * freed the old entry. Expiry changes go through db_set_expire. */
 void db_replace(struct cmd_ctx *c, struct kv_entry **slot, struct kv_entry *e);
-/* Insert or overwrite key with e (frees what was there). */
+/* Insert or overwrite key with e (frees what was there: in the background
+ * when big and lazyfree-lazy-server-del is on). */
 void db_set(struct cmd_ctx *c, struct kv_entry *e);
-/* Delete key; true if it existed (and was not expired). */
+/* The server deletes key (lazyfree-lazy-server-del decides how); true if
+ * it existed (and was not expired). */
 bool db_delete(struct cmd_ctx *c, struct slice key);
 /* The same, a big value freed in the background when lazy (UNLINK). */
 bool db_delete_lazy(struct cmd_ctx *c, struct slice key, bool lazy);

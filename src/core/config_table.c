@@ -198,7 +198,7 @@ static struct param params[] = {
     BOOL_("activerehashing", NULL, INERT, 1),
     BOOL_("lazyfree-lazy-eviction", NULL, 0, 0, FIELD(lazyfree_lazy_eviction)),
     BOOL_("lazyfree-lazy-expire", NULL, 0, 0, FIELD(lazyfree_lazy_expire)),
-    BOOL_("lazyfree-lazy-server-del", NULL, INERT, 0),
+    BOOL_("lazyfree-lazy-server-del", NULL, 0, 0, FIELD(lazyfree_lazy_server_del)),
     BOOL_("lazyfree-lazy-user-del", NULL, 0, 0, FIELD(lazyfree_lazy_user_del)),
     BOOL_("lazyfree-lazy-user-flush", NULL, 0, 0, FIELD(lazyfree_lazy_user_flush)),
     NUM_("lfu-log-factor", NULL, 0, 0, 0, I_MAX, 10, FIELD(lfu_log_factor)),

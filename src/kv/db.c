@@ -230,7 +230,7 @@ static void swap_entry(struct shard *s, struct kv_db *db, struct kv_entry **slot
     snap_join(s, e);
     db->expires += (size_t)entry_has_expire(e) - (size_t)entry_has_expire(old);
     *slot = e;
-    entry_free(old);
+    free_dropped(old, CONFIG_GET(lazyfree_lazy_server_del));   /* an overwrite is the server's delete */
 }
 
 /* Deleting an expired key is a change for WATCH (not for c->dirty, as in
@@ -362,7 +362,9 @@ void db_set(struct cmd_ctx *c, struct kv_entry *e) {
     db_changed(c, key, false);
 }
 
-bool db_delete(struct cmd_ctx *c, struct slice key) { return db_delete_lazy(c, key, false); }
+bool db_delete(struct cmd_ctx *c, struct slice key) {
+    return db_delete_lazy(c, key, CONFIG_GET(lazyfree_lazy_server_del));
+}
 
 bool db_delete_lazy(struct cmd_ctx *c, struct slice key, bool lazy) {
     struct shard *s = owner_shard(c, key);

@@ -871,6 +871,50 @@ static void test_unlink_big_set(void **state)
     if (n < freed0 + 1) fail_msg("lazyfreed_objects %lld, was %lld", n, freed0);
 }
 
+/* SADD key with 1000 members (not integers: a real hash table, whose
+ * freeing is work enough for the lazyfree thread). */
+static void sadd_1000(redisContext *c, const char *key)
+{
+    const char *argv[1002];
+    static char names[1000][24];
+    argv[0] = "SADD";
+    argv[1] = key;
+    for (int k = 0; k < 1000; k++) {
+        snprintf(names[k], sizeof names[k], "member:%d", k);
+        argv[k + 2] = names[k];
+    }
+    redisReply *r = redisCommandArgv(c, 1002, argv, NULL);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    assert_int_equal(r->integer, 1000);
+    freeReplyObject(r);
+}
+
+/* lazyfree-lazy-server-del: a value the server deletes itself (SET over
+ * it, RENAME onto it) goes to the lazyfree thread; off, it is freed at
+ * once. */
+static void test_lazy_server_del(void **state)
+{
+    redisContext *c = FIX(state)->c;
+    long long n0 = info_ll(c, "memory", "lazyfreed_objects");
+    sadd_1000(c, "srvdel");
+    OK(c, "SET srvdel x");
+    assert_int_equal(poll_info_le(c, "lazyfree_pending_objects", 0), 0);
+    assert_int_equal(info_ll(c, "memory", "lazyfreed_objects"), n0);
+    OK(c, "CONFIG SET lazyfree-lazy-server-del yes");
+    sadd_1000(c, "{sd}a");
+    OK(c, "SET {sd}a x");
+    sadd_1000(c, "{sd}b");
+    OK(c, "SET {sd}c y");
+    OK(c, "RENAME {sd}c {sd}b");
+    BULK(c, "y", "GET {sd}b");
+    assert_int_equal(poll_info_le(c, "lazyfree_pending_objects", 0), 0);
+    long long n = info_ll(c, "memory", "lazyfreed_objects");
+    if (n != n0 + 2) fail_msg("lazyfreed_objects %lld, %lld before two server deletes", n, n0);
+    OK(c, "CONFIG SET lazyfree-lazy-server-del no");
+    INT(c, 3, "DEL srvdel {sd}a {sd}b");
+}
+
 static void test_flushall_async(void **state)
 {
     redisContext *c = FIX(state)->c;
@@ -926,6 +970,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_touch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unlink_big_set, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flushall_async, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lazy_server_del, setup, teardown),
     };
     int rc = cmocka_run_group_tests_name("maxmemory", tests, h_group_setup, h_group_teardown);
     return rc + h_failures();
