@@ -571,6 +571,22 @@ static const char *string_encoding(const struct kv_entry *e) {
     return v.len <= EMBSTR_MAX ? "embstr" : "raw";
 }
 
+/* Redis shares the objects of the integers 0..9999 (refcount INT_MAX)
+ * unless maxmemory is set with an LRU or LFU policy, where every key needs
+ * its own access time. ringkv keeps every value in its entry; OBJECT
+ * REFCOUNT reports what Redis would under the settings of the moment. */
+#define OBJ_SHARED_REFCOUNT 2147483647
+#define OBJ_SHARED_INTEGERS 10000
+
+static bool shared_integer(const struct kv_entry *e) {
+    enum evict_policy p = evict_policy_now();
+    if (CONFIG_GET(maxmemory) > 0 && (evict_policy_lru(p) || evict_policy_lfu(p))) return false;
+    if (entry_type(e) != OBJ_STRING || (e->meta & ENTRY_RAW)) return false;
+    struct slice v = entry_val_slice(e);
+    long long ll;
+    return v.len <= 20 && str_to_ll(v.ptr, v.len, &ll) && ll >= 0 && ll < OBJ_SHARED_INTEGERS;
+}
+
 static const char *entry_encoding(const struct kv_entry *e) {
     unsigned t = entry_type(e);
     if (t == OBJ_STRING)
@@ -644,8 +660,8 @@ void cmd_object(struct cmd_ctx *c) {
         if (lfu_policy()) reply_error(&c->r, ERR_LFU);
         else reply_int(&c->r, stamp_idle_ms(e, c->now_ms) / 1000);
         break;
-    default:  /* values are never shared */
-        reply_int(&c->r, 1);
+    default:
+        reply_int(&c->r, shared_integer(e) ? OBJ_SHARED_REFCOUNT : 1);
         break;
     }
 }

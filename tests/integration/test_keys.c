@@ -534,6 +534,19 @@ static void test_object(void **state)
     BULK(c, "raw", "OBJECT ENCODING r45");
     NIL(c, "OBJECT ENCODING nosuch");
     INT(c, 1, "OBJECT REFCOUNT s");
+    /* Redis's shared integers 0..9999: not with maxmemory and an LRU/LFU policy */
+    OK(c, "SET small 9999");
+    OK(c, "SET big 10000");
+    INT(c, 2147483647, "OBJECT REFCOUNT small");
+    INT(c, 1, "OBJECT REFCOUNT big");
+    OK(c, "CONFIG SET maxmemory 1073741824");
+    OK(c, "CONFIG SET maxmemory-policy allkeys-random");
+    INT(c, 2147483647, "OBJECT REFCOUNT small");
+    OK(c, "CONFIG SET maxmemory-policy allkeys-lru");
+    OK(c, "SET small 9999");
+    INT(c, 1, "OBJECT REFCOUNT small");
+    OK(c, "CONFIG SET maxmemory 0");
+    OK(c, "CONFIG SET maxmemory-policy noeviction");
     INT(c, 0, "OBJECT IDLETIME s");
     NIL(c, "OBJECT IDLETIME nosuch");
     ERR(c, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
