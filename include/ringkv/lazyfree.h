@@ -31,6 +31,9 @@ struct shard;
 
 /* Free e, its object in the background when big. */
 void lazyfree_entry(struct kv_entry *e);
+/* Free e now; when it was big, the allocator is asked to give pages back
+ * (mem_trim_soon). */
+void lazyfree_entry_now(struct kv_entry *e);
 /* Hand a detached table of shard s to s's worker, which frees it in steps. */
 void lazyfree_table(struct shard *s, struct kv_table *t);
 /* The owner's loop: free some of s's detached tables. Returns whether any remain. */

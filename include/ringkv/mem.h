@@ -72,6 +72,15 @@ size_t mem_used(void);
 /* INFO's used_memory_peak: take mem_used() into the peak (every worker's
  * cron, and whoever reports it) and return the peak. */
 size_t mem_used_peak_update(void);
+/* Much was just freed (a FLUSHALL, a big DEL, the lazyfree thread's
+ * batch): every worker's next cron asks the allocator to give free pages
+ * back to the system, each for its own heap, so RSS follows. */
+void mem_trim_soon(void);
+/* A worker's share of memory upkeep, from its cron: takes the peak, and
+ * trims (malloc_trim: mimalloc's collect in the server binary, glibc's
+ * elsewhere) when mem_trim_soon was called since its last trim
+ * (*trimmed: the request it last served). */
+void mem_cron(unsigned *trimmed);
 /* Forget the peak (MEMORY STATS' peak is reset by CONFIG RESETSTAT in Redis). */
 void mem_used_peak_reset(void);
 

@@ -193,7 +193,7 @@ static void worker_cron(struct worker *w) {
         resp_parser_trim(&w->parser, ARGV_KEEP_BYTES);
         if (w->batch_argv.cap > ARGV_KEEP_BYTES) rbuf_free(&w->batch_argv);
         if (!shard_is_held(w)) arena_release_if_empty(&w->shard.arena);   /* after FLUSHALL */
-        mem_used_peak_update();
+        mem_cron(&w->mem_trimmed);
         client_cron(w);
         client_obuf_cron(w);
         persist_cron(w);

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 
 #include "ringkv/db.h"
+#include "ringkv/mem.h"
 #include "ringkv/arena.h"
 #include "ringkv/hashmap.h"
 #include "ringkv/pubsub_dir.h"
@@ -110,6 +111,7 @@ void shard_destroy(struct shard *s) {
 }
 
 void db_empty(struct kv_db *db) {
+    if (table_size(&db->table)) mem_trim_soon();
     table_destroy(&db->table, entry_free);
     table_init(&db->table);
     db->expires = 0;
@@ -206,7 +208,7 @@ void db_snapshot_settle(struct shard *s, unsigned dbi) {
 /* A dropped entry goes now, or its big object in the background (lazyfree.h). */
 static void free_dropped(struct kv_entry *e, bool lazy) {
     if (RK_UNLIKELY(lazy)) lazyfree_entry(e);
-    else entry_free(e);
+    else lazyfree_entry_now(e);
 }
 
 /* The only ways an entry enters, leaves or is swapped in a table. */

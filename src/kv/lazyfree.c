@@ -8,6 +8,7 @@
 #include "ringkv/lazyfree.h"
 #include "ringkv/db.h"
 #include "ringkv/util.h"
+#include "ringkv/mem.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -51,6 +52,7 @@ static void *freer_main(void *arg) {
             atomic_fetch_sub_explicit(&pending, 1, memory_order_relaxed);
             atomic_fetch_add_explicit(&freed, 1, memory_order_relaxed);
         }
+        mem_trim_soon();   /* the owners' heaps hold the pages it freed */
         pthread_mutex_lock(&lock);
     }
     return NULL;
@@ -84,15 +86,27 @@ static void hand_off(unsigned type, void *obj) {
     pthread_mutex_unlock(&lock);
 }
 
-void lazyfree_entry(struct kv_entry *e) {
+/* e's object, when freeing it is work enough to go elsewhere (NULL: not). */
+static void *big_obj(const struct kv_entry *e) {
     unsigned type = entry_type(e);
     void *obj = type == OBJ_STRING || (e->meta & ENTRY_INLINE) ? NULL : entry_obj(e);
-    if (!obj || free_effort(type, obj) <= LAZYFREE_THRESHOLD) {
+    return obj && free_effort(type, obj) > LAZYFREE_THRESHOLD ? obj : NULL;
+}
+
+void lazyfree_entry(struct kv_entry *e) {
+    void *obj = big_obj(e);
+    if (!obj) {
         entry_free(e);
         return;
     }
+    unsigned type = entry_type(e);
     entry_release(e);
     hand_off(type, obj);
+}
+
+void lazyfree_entry_now(struct kv_entry *e) {
+    if (RK_UNLIKELY(big_obj(e) != NULL)) mem_trim_soon();
+    entry_free(e);
 }
 
 void lazyfree_table(struct shard *s, struct kv_table *t) {
@@ -114,6 +128,7 @@ bool lazyfree_step(struct shard *s) {
         }
         s->dead_tables = d->next;
         free(d);
+        mem_trim_soon();
         atomic_fetch_sub_explicit(&pending, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&freed, 1, memory_order_relaxed);
     }

@@ -2,6 +2,7 @@
  * Memory accounting: the per-thread slots and their sum (see mem.h).
  */
 #include "ringkv/mem.h"
+#include "ringkv/common.h"
 
 #include <malloc.h>
 
@@ -42,6 +43,19 @@ size_t mem_used_peak_update(void) {
     while (used > p && !atomic_compare_exchange_weak_explicit(&peak, &p, used, memory_order_relaxed,
                                                              memory_order_relaxed)) {}
     return used > p ? used : p;
+}
+
+static _Atomic unsigned trim_epoch;   /* bumped by mem_trim_soon */
+
+void mem_trim_soon(void) { atomic_fetch_add_explicit(&trim_epoch, 1, memory_order_relaxed); }
+
+void mem_cron(unsigned *trimmed) {
+    mem_used_peak_update();
+    unsigned epoch = atomic_load_explicit(&trim_epoch, memory_order_relaxed);
+    if (RK_UNLIKELY(epoch != *trimmed)) {
+        *trimmed = epoch;
+        malloc_trim(0);
+    }
 }
 
 void mem_used_peak_reset(void) { atomic_store_explicit(&peak, mem_used(), memory_order_relaxed); }
