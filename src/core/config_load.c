@@ -114,7 +114,16 @@ static const char *other_directive(char **argv, int argc, struct load_state *st)
         if (strcasecmp(argv[0], deprecated[i]) == 0 && argc == 2) return NULL;   /* ignored, as Redis */
     if (strcasecmp(argv[0], "include") == 0 && argc == 2)
         return include_files(argv[1], st) == 0 ? NULL : "";
-    static const char *const unsupported[] = { "rename-command", "user", "loadmodule", "sentinel" };
+    /* accepted and logged, as inert parameters are: renaming commands and
+     * ACL users are not built, and a server that has them is still one
+     * Redis's test framework (and a copied redis.conf) can start */
+    if ((strcasecmp(argv[0], "rename-command") == 0 && argc == 3) || (strcasecmp(argv[0], "user") == 0 && argc >= 2)) {
+        rk_log(LL_WARNING, "%s '%s' is accepted but has no effect in ringkv yet", argv[0], argv[1]);
+        return NULL;
+    }
+    /* a module or sentinel mode that is not there: starting without them
+     * would be another server than the one asked for */
+    static const char *const unsupported[] = { "loadmodule", "sentinel" };
     for (size_t i = 0; i < RK_ARRAY_LEN(unsupported); i++)
         if (strcasecmp(argv[0], unsupported[i]) == 0) return "This directive is not supported by ringkv yet";
     if (strchr(argv[0], '.')) return "Module configuration is not supported by ringkv (no modules)";
