@@ -73,6 +73,11 @@ struct rk_config {
     long long aof_load_truncated, aof_use_rdb_preamble, aof_timestamp_enabled, aof_disable_auto_gc;
     const char *appendfsync;        /* "always", "everysec" or "no" */
     char *appendfilename, *appenddirname;
+    /* the log (log.h) and the process */
+    const char *loglevel;           /* "debug", "verbose", "notice" or "warning" */
+    char *logfile;                  /* "" = standard output */
+    char *pidfile;                  /* NULL = none */
+    long long always_show_logo;
     /* the config file given at start (absolute path), or NULL */
     char *config_file;
 };

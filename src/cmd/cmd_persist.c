@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ringkv/log.h"
 #include "ringkv/aof.h"
 #include "ringkv/command.h"
 #include "ringkv/config.h"
@@ -56,9 +57,8 @@ static bool save_shards(struct shard **shards, unsigned n, long long now_ms, str
     save_header(&header, now_ms);
     int rc = rdb_save_now(shards, n, &header, now_ms, err);
     rbuf_free(&header);
-    if (rc != 0) printf("ringkv: failed saving the DB: %.*s\n", (int)err->len, err->buf);
-    else printf("ringkv: DB saved on disk\n");
-    fflush(stdout);
+    if (rc != 0) rk_log(LL_WARNING, "Failed saving the DB: %.*s", (int)err->len, err->buf);
+    else rk_log(LL_NOTICE, "DB saved on disk");
     return rc == 0;
 }
 
@@ -105,7 +105,7 @@ void cmd_bgsave(struct cmd_ctx *c) {
         reply_simple(&c->r, "Background saving started");
     } else {
         snapshot_failed_to_start(c->now_ms);
-        printf("ringkv: can't save in background: %.*s\n", (int)err.len, err.buf);
+        rk_log(LL_WARNING, "Can't save in background: %.*s", (int)err.len, err.buf);
         reply_errorf(&c->r, "ERR %.*s", (int)err.len, err.buf);
     }
     rbuf_free(&header);
@@ -136,7 +136,7 @@ void cmd_bgrewriteaof(struct cmd_ctx *c) {
     if (aof_rewrite_begin(c->shards, c->nshards, &header, rdb, c->now_ms, &err) == 0) {
         reply_simple(&c->r, "Background append only file rewriting started");
     } else {
-        printf("ringkv: can't rewrite the append only file in background: %.*s\n", (int)err.len, err.buf);
+        rk_log(LL_WARNING, "Can't rewrite append only file in background: %.*s", (int)err.len, err.buf);
         reply_error(&c->r, "ERR Can't execute an AOF background rewriting. Please check the server logs for more "
                            "information.");
     }
@@ -151,13 +151,12 @@ static void cmd_aof_switch(struct cmd_ctx *c) {
     struct rbuf err = { 0 };
     bool want = CONFIG_GET(appendonly), rewrite = aof_rewrite_due();
     if (want && !aof_on()) {
-        if (aof_open(&err) != 0) printf("ringkv: can't open the append only file: %.*s\n", (int)err.len, err.buf);
+        if (aof_open(&err) != 0) rk_log(LL_WARNING, "Can't open the append only file: %.*s", (int)err.len, err.buf);
         else rewrite = true;
     } else if (!want && aof_on()) {
         aof_close();
         rewrite = false;
     }
-    fflush(stdout);
     rbuf_free(&err);
     if (rewrite && aof_on() && !aof_rewrite_in_progress() && !atomic_load(&rk_persist.bgsave_in_progress))
         cmd_bgrewriteaof(c);
@@ -171,6 +170,7 @@ const struct command aof_switch_command = {
 void cmd_lastsave(struct cmd_ctx *c) { reply_int(&c->r, atomic_load(&rk_persist.lastsave)); }
 
 int persist_save_at_exit(struct shard **shards, unsigned n) {
+    rk_log(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
     struct rbuf err = { 0 };
     bool ok = save_shards(shards, n, (long long)mstime_now(), &err);
     rbuf_free(&err);
@@ -238,10 +238,10 @@ int persist_load(struct shard **shards, unsigned n, struct script_engine *e, boo
     int rc = rdb_load_file(shards, n, rk_config.dbfilename, merge, &sink, now_ms, &keys, err);
     if (rc == 0 && !restore_functions(e, &fb, merge ? SCRIPT_RESTORE_REPLACE : SCRIPT_RESTORE_APPEND, err))
         rc = -1;
-    if (rc == 0)
-        printf("ringkv: DB loaded from disk: %zu keys in %.3f seconds\n", keys,
-               (double)((long long)mstime_now() - t0) / 1000.0);
-    fflush(stdout);
+    if (rc == 0) {
+        rk_log(LL_NOTICE, "Done loading RDB, keys loaded: %zu.", keys);
+        rk_log(LL_NOTICE, "DB loaded from disk: %.3f seconds", (double)((long long)mstime_now() - t0) / 1000.0);
+    }
     rbuf_free(&fb.codes);
     rbuf_free(&fb.lens);
     return rc;
@@ -311,10 +311,12 @@ int persist_load_aof(struct shard **shards, unsigned n, struct script_engine *e,
     int rc = aof_load(shards, n, &how, &keys, err);
     /* the base's libraries, then those the records loaded on r's engine */
     if (rc == 0 && !restore_functions(e, &fb, SCRIPT_RESTORE_APPEND, err)) rc = -1;
-    if (rc == 0)
-        printf("ringkv: DB loaded from append only file: %zu keys and %zu commands in %.3f seconds\n", keys,
-               r.commands, (double)((long long)mstime_now() - t0) / 1000.0);
-    fflush(stdout);
+    if (rc == 0) {
+        rk_log(LL_NOTICE, "Done loading the append only file, keys loaded: %zu, commands replayed: %zu.", keys,
+               r.commands);
+        rk_log(LL_NOTICE, "DB loaded from append only file: %.3f seconds",
+               (double)((long long)mstime_now() - t0) / 1000.0);
+    }
     script_thread_free(r.w);
     free(r.w);
     rbuf_free(&r.out);
@@ -349,7 +351,7 @@ void persist_debug_reload(struct cmd_ctx *c) {
     }
     int rc = persist_load(c->shards, c->nshards, script_thread_engine(c->worker), merge, c->now_ms, &err);
     if (rc != 0) {
-        printf("ringkv: DEBUG RELOAD: %.*s\n", (int)err.len, err.buf);
+        rk_log(LL_WARNING, "DEBUG RELOAD: %.*s", (int)err.len, err.buf);
         reply_error(&c->r, "ERR Error trying to load the RDB dump");
     } else {
         reply_ok(&c->r);

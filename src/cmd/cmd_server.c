@@ -6,6 +6,7 @@
  * every shard's tables. Per-thread counters are read with relaxed loads: they
  * are only statistics.
  */
+#include "ringkv/log.h"
 #include "ringkv/script_host.h"
 #include "ringkv/server.h"
 #include "ringkv/snapshot.h"
@@ -272,12 +273,18 @@ void cmd_shutdown(struct cmd_ctx *c) {
         else { reply_error(&c->r, ERR_SYNTAX); return; }
     }
     if (nosave && save) { reply_error(&c->r, ERR_SYNTAX); return; }
-    if ((save || (!nosave && *config_save_points())) && !persist_shutdown_save(c) && !force) {
-        reply_error(&c->r, "ERR Errors trying to SHUTDOWN. Check logs.");
-        return;
+    rk_log(LL_WARNING, "User requested shutdown...");
+    if (save || (!nosave && *config_save_points())) {
+        rk_log(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
+        if (!persist_shutdown_save(c)) {
+            if (!force) {
+                rk_log(LL_WARNING, "Error trying to save the DB, can't exit.");
+                reply_error(&c->r, "ERR Errors trying to SHUTDOWN. Check logs.");
+                return;
+            }
+            rk_log(LL_WARNING, "Error trying to save the DB. Exit anyway.");
+        }
     }
-    fprintf(stdout, "ringkv: SHUTDOWN requested by a client, exiting\n");
-    fflush(stdout);
     atomic_store(&rk_persist.shutdown_saved, true);   /* saved as asked, or not to be */
     atomic_store(&srv.shutdown, true);
     /* no reply: the connection closes as the server exits, as with Redis */

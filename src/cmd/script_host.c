@@ -15,6 +15,7 @@
  * Busy scripts are published process-wide, one slot per thread, so that any
  * thread can refuse commands with BUSY and SCRIPT KILL can reach them.
  */
+#include "ringkv/log.h"
 #include "ringkv/script_host.h"
 #include "ringkv/config.h"
 #include "ringkv/db.h"
@@ -112,18 +113,6 @@ uint64_t script_route_mask(const void *scripts, const struct command *cmd, int a
         len = 40;
     }
     return learned_mask(st, key, len);
-}
-
-/* The server's log (stderr), as Redis writes a line, from loglevel notice. */
-static void host_logf(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void host_logf(int level, const char *fmt, ...) {
-    if (level < SCRIPT_LOG_NOTICE) return;
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "%d:M %c %s\n", (int)getpid(), level == SCRIPT_LOG_WARNING ? '#' : '*', line);
 }
 
 uint32_t script_command_flags(struct worker *w, const struct command *cmd, int argc, const struct slice *argv) {
@@ -505,7 +494,7 @@ static void publish_busy(struct script_run *run) {
     atomic_fetch_add_explicit(&busy_count, 1, memory_order_release);
     rk_conn_ops.busy(true);
     run->busy = true;
-    host_logf(SCRIPT_LOG_WARNING,
+    rk_log(LL_WARNING,
            "Slow script detected: still in execution after %lld milliseconds. You can try killing the script "
            "using the %s command. Script name is: %s.",
            (long long)mstime_now() - run->start_ms, b->eval ? "SCRIPT KILL" : "FUNCTION KILL",
@@ -539,7 +528,7 @@ static int host_tick(void *ctx) {
 
 static void host_log(void *ctx, int level, const char *msg, size_t len) {
     (void)ctx;
-    host_logf(level, "%.*s", (int)len, msg);
+    rk_log(level, "%.*s", (int)len, msg);   /* SCRIPT_LOG_* are log.h's levels */
 }
 
 void script_host_run(struct cmd_ctx *c, const struct script_target *t, const struct slice *argv, int argc,

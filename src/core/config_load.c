@@ -9,12 +9,17 @@
  * value. The first "save" line replaces the default snapshots and later ones
  * add to them, until an include has been read: after one, as in Redis 7.0,
  * every save line replaces what was there. Errors stop the start with Redis's FATAL CONFIG FILE ERROR
- * message, naming the line.
+ * block, naming the line, on stderr as Redis writes it; a file that cannot
+ * be read is a line in the log (log.h), as in Redis. A logfile that cannot
+ * be opened for appending is an error too.
  */
 #include "config_types.h"
+#include "ringkv/log.h"
+#include "ringkv/server.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -30,6 +35,7 @@ struct load_state {
     bool included;           /* an include was read: save lines replace */
     int depth;               /* include nesting */
     char *err;               /* the fatal message, once there is one */
+    bool err_is_block;       /* err is Redis's FATAL CONFIG FILE ERROR block (else a log line) */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -41,9 +47,13 @@ static int load_error(struct load_state *st, const char *fmt, ...) {
     return -1;
 }
 
+/* Redis's block, which it writes to stderr (not the log) before exit(1). */
 static int line_error(struct load_state *st, int lineno, const char *line, const char *why) {
-    return load_error(st, "\n*** FATAL CONFIG FILE ERROR (ringkv) ***\n"
-                          "Reading the configuration file, at line %d\n>>> '%s'\n%s\n", lineno, line, why);
+    if (!st->err) st->err_is_block = true;
+    if (lineno <= 0)
+        return load_error(st, "\n*** FATAL CONFIG FILE ERROR (Redis %s) ***\n%s\n", RK_VERSION, why);
+    return load_error(st, "\n*** FATAL CONFIG FILE ERROR (Redis %s) ***\n"
+                          "Reading the configuration file, at line %d\n>>> '%s'\n%s\n", RK_VERSION, lineno, line, why);
 }
 
 /* ------------------------------------------------------------ files */
@@ -63,14 +73,14 @@ static bool read_file(const char *path, struct rbuf *out) {
 static int read_config_files(const char *path, struct rbuf *out, struct load_state *st) {
     if (!strpbrk(path, "*?[")) {
         if (read_file(path, out)) return 0;
-        return load_error(st, "Fatal error, can't open config file '%s': %s\n", path, strerror(errno));
+        return load_error(st, "Fatal error, can't open config file '%s': %s", path, strerror(errno));
     }
     glob_t g;
     if (glob(path, 0, NULL, &g) != 0) return 0;
     int rc = 0;
     for (size_t i = 0; i < g.gl_pathc && rc == 0; i++)
         if (!read_file(g.gl_pathv[i], out))
-            rc = load_error(st, "Fatal error, can't open config file '%s': %s\n", g.gl_pathv[i], strerror(errno));
+            rc = load_error(st, "Fatal error, can't open config file '%s': %s", g.gl_pathv[i], strerror(errno));
     globfree(&g);
     return rc;
 }
@@ -79,7 +89,7 @@ static int load_lines(char *text, struct load_state *st);
 
 static int include_files(const char *path, struct load_state *st) {
     if (st->depth >= MAX_INCLUDE_DEPTH)
-        return load_error(st, "Fatal error: config files include each other more than %d deep ('%s')\n",
+        return load_error(st, "Fatal error: config files include each other more than %d deep ('%s')",
                           MAX_INCLUDE_DEPTH, path);
     struct rbuf text = { 0 };
     int rc = read_config_files(path, &text, st);
@@ -104,7 +114,16 @@ static const char *other_directive(char **argv, int argc, struct load_state *st)
         if (strcasecmp(argv[0], deprecated[i]) == 0 && argc == 2) return NULL;   /* ignored, as Redis */
     if (strcasecmp(argv[0], "include") == 0 && argc == 2)
         return include_files(argv[1], st) == 0 ? NULL : "";
-    static const char *const unsupported[] = { "rename-command", "user", "loadmodule", "sentinel" };
+    /* accepted and logged, as inert parameters are: renaming commands and
+     * ACL users are not built, and a server that has them is still one
+     * Redis's test framework (and a copied redis.conf) can start */
+    if ((strcasecmp(argv[0], "rename-command") == 0 && argc == 3) || (strcasecmp(argv[0], "user") == 0 && argc >= 2)) {
+        rk_log(LL_WARNING, "%s '%s' is accepted but has no effect in ringkv yet", argv[0], argv[1]);
+        return NULL;
+    }
+    /* a module or sentinel mode that is not there: starting without them
+     * would be another server than the one asked for */
+    static const char *const unsupported[] = { "loadmodule", "sentinel" };
     for (size_t i = 0; i < RK_ARRAY_LEN(unsupported); i++)
         if (strcasecmp(argv[0], unsupported[i]) == 0) return "This directive is not supported by ringkv yet";
     if (strchr(argv[0], '.')) return "Module configuration is not supported by ringkv (no modules)";
@@ -242,11 +261,6 @@ static void absolute_path(const char *path) {
     rk_config.config_file = abs;
 }
 
-static void note_inert(void *ud, const char *name, const char *value) {
-    (void)ud;
-    printf("ringkv: %s '%s' is accepted but has no effect in ringkv yet\n", name, value);
-}
-
 int config_load_args(int argc, char **argv) {
     struct load_state st = { 0 };
     struct rbuf text = { 0 }, options = { 0 };
@@ -273,11 +287,24 @@ int config_load_args(int argc, char **argv) {
     }
     rbuf_free(&text);
     rbuf_free(&options);
+    /* As Redis: a log file that cannot be opened is a configuration error. */
+    const char *logfile = rk_config.logfile;
+    if (rc == 0 && logfile && *logfile) {
+        int fd = open(logfile, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            char why[512];
+            snprintf(why, sizeof why, "Can't open the log file: %s", strerror(errno));
+            rc = line_error(&st, 0, "", why);
+        } else {
+            close(fd);
+        }
+    }
     if (rc != 0) {
-        fputs(st.err ? st.err : "ringkv: bad configuration\n", stderr);
+        if (!st.err) rk_log(LL_WARNING, "Bad configuration");
+        else if (st.err_is_block) fputs(st.err, stderr);
+        else rk_log(LL_WARNING, "%s", st.err);
         free(st.err);
         return -1;
     }
-    config_foreach_inert_changed(note_inert, NULL);
     return 0;
 }

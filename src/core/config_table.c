@@ -17,6 +17,7 @@
  * other thread ever sees one.
  */
 #include "config_types.h"
+#include "ringkv/log.h"
 #include "ringkv/util.h"
 
 #include <limits.h>
@@ -80,8 +81,8 @@ static const struct penum propagation_enum[] = {
 /* ------------------------------------------------------------ changes ringkv cannot take now */
 
 static bool apply_port(struct pvalue *v, const char **err) {
-    printf("ringkv: CONFIG SET port %lld refused: the listeners do not move at run time "
-           "(restart with --port)\n", v->n);
+    rk_log(LL_WARNING, "CONFIG SET port %lld refused: the listeners do not move at run time "
+           "(restart with --port)", v->n);
     *err = "Unable to listen on this port. Check server logs.";
     return false;
 }
@@ -89,8 +90,8 @@ static bool apply_port(struct pvalue *v, const char **err) {
 static bool apply_bind(struct pvalue *v, const char **err) {
     const char *cur = __atomic_load_n(&rk_config.bind, __ATOMIC_ACQUIRE);
     if (cur && strcmp(cur, v->s) == 0) return true;
-    printf("ringkv: CONFIG SET bind '%s' refused: the listeners do not move at run time "
-           "(restart with --bind)\n", v->s);
+    rk_log(LL_WARNING, "CONFIG SET bind '%s' refused: the listeners do not move at run time "
+           "(restart with --bind)", v->s);
     *err = "Failed to bind to specified addresses.";
     return false;
 }
@@ -105,7 +106,7 @@ static bool apply_maxclients(struct pvalue *v, const char **err) {
     if (rl.rlim_cur >= want) return true;
     rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
     if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < want)
-        printf("ringkv: warning: open files limited to %llu, fewer than maxclients %lld needs\n",
+        rk_log(LL_WARNING, "Open files limited to %llu, fewer than maxclients %lld needs",
                (unsigned long long)rl.rlim_cur, v->n);
     return true;
 }
@@ -115,6 +116,17 @@ static bool apply_repl_backlog(struct pvalue *v, const char **err) {
     (void)err;
     if (v->n < 16 * 1024) v->n = 16 * 1024;
     return true;
+}
+
+/* ------------------------------------------------------------ values ringkv acts on once stored */
+
+/* The log's level follows loglevel however it is set (default, file,
+ * command line, CONFIG SET). */
+static void stored_loglevel(const struct param *p) {
+    (void)p;
+    const char *name = __atomic_load_n(&rk_config.loglevel, __ATOMIC_ACQUIRE);
+    for (const struct penum *e = loglevel_enum; e->name; e++)
+        if (name && strcmp(e->name, name) == 0) rk_log_set_level((int)e->value);
 }
 
 /* ------------------------------------------------------------ the table */
@@ -234,13 +246,13 @@ static struct param params[] = {
     /* process, logging, signals */
     BOOL_("daemonize", NULL, IMM | INERT, 0),
     ENUM_("supervised", NULL, IMM | INERT, supervised_enum, "no"),
-    STR_("pidfile", NULL, IMM | NUL | INERT, NULL),
-    ENUM_("loglevel", NULL, INERT, loglevel_enum, "notice"),
-    STR_("logfile", NULL, IMM | INERT, ""),
+    STR_("pidfile", NULL, IMM | NUL, NULL, FIELD(pidfile)),
+    ENUM_("loglevel", NULL, 0, loglevel_enum, "notice", FIELD(loglevel), .stored = stored_loglevel),
+    STR_("logfile", NULL, IMM, "", FIELD(logfile)),
     BOOL_("syslog-enabled", NULL, IMM | INERT, 0),
     STR_("syslog-ident", NULL, IMM | INERT, "redis"),
     ENUM_("syslog-facility", NULL, IMM | INERT, syslog_facility_enum, "local0"),
-    BOOL_("always-show-logo", NULL, IMM | INERT, 0),
+    BOOL_("always-show-logo", NULL, IMM, 0, FIELD(always_show_logo)),
     BOOL_("set-proc-title", NULL, IMM | INERT, 1),
     STR_("proc-title-template", NULL, INERT, "{title} {listen-addr} {server-mode}", .check = check_proc_title),
     BOOL_("crash-log-enabled", NULL, INERT, 1),
@@ -373,7 +385,7 @@ struct param *param_lookup(const char *name, size_t len, bool *is_alias) {
 }
 
 void config_note_inert(const struct param *p) {
-    printf("ringkv: %s is accepted but has no effect in ringkv yet\n", p->name);
+    rk_log(LL_WARNING, "%s is accepted but has no effect in ringkv yet", p->name);
 }
 
 static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -22,6 +22,7 @@
  */
 #include "config_types.h"
 #include "ringkv/util.h"
+#include "ringkv/log.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -627,7 +628,7 @@ static bool dir_parse(const struct param *p, char **argv, int argc, struct pvalu
 static void dir_store(const struct param *p, const struct pvalue *v) {
     (void)p;
     if (v->dirfd && fchdir(v->dirfd - 1) != 0)
-        printf("ringkv: warning: could not change directory: %s\n", strerror(errno));
+        rk_log(LL_WARNING, "Could not change directory: %s", strerror(errno));
 }
 
 static void dir_format(const struct param *p, struct rbuf *out) {
@@ -729,7 +730,14 @@ bool pvalue_same(const struct param *p, const struct pvalue *v) {
     }
 }
 
+static void store_value(const struct param *p, const struct pvalue *v);
+
 void param_store(const struct param *p, const struct pvalue *v) {
+    store_value(p, v);
+    if (p->stored) p->stored(p);
+}
+
+static void store_value(const struct param *p, const struct pvalue *v) {
     void *home = value_home(p);
     switch (p->type) {
     case PT_BOOL:

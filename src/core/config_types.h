@@ -73,6 +73,9 @@ struct param {
     /* CONFIG SET, when the value changes: can ringkv take it now? (may
      * adjust the value, as Redis's apply functions do) */
     bool (*apply)(struct pvalue *v, const char **err);
+    /* after every store (the default, a config line, CONFIG SET): for a
+     * value that something outside the table mirrors (loglevel) */
+    void (*stored)(const struct param *p);
     /* storage of the parameters that have no field in struct rk_config */
     union { long long n; char *s; const char *e; } own;
 };
@@ -85,7 +88,7 @@ void config_lock(void);
 void config_unlock(void);
 /* A string value that replaces another: the old one is kept, never freed. */
 void config_retire(char *old);
-/* Log a line (stdout) that an inert parameter was set. */
+/* Log a line that an inert parameter was set. */
 void config_note_inert(const struct param *p);
 
 /* ---- config_types.c: values */

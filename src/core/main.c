@@ -2,6 +2,16 @@
  * ringkv entry point: read the configuration, start one worker per thread,
  * wait for SIGTERM/SIGINT (or SHUTDOWN), stop the workers and exit.
  *
+ * It logs (log.h) the lines Redis logs at the same moments, which tools
+ * wait for: the start and version lines, the banner with " PID: <pid>" and
+ * "Port: <port>" (always-show-logo, or a terminal on stdout; else Redis's
+ * "Running mode=" line, which carries " PID: " too), "Server initialized",
+ * "Ready to accept connections" once listening and loaded, and on the way
+ * out "Received SIGTERM scheduling shutdown...", "User requested
+ * shutdown..." and "... ready to exit, bye bye...". With pidfile set the pid
+ * is written there after the listeners are up and removed at exit, as
+ * Redis does when it does not daemonize.
+ *
  * Signals are blocked in every thread and taken synchronously here with
  * sigtimedwait, so no handler ever runs inside a worker's event loop.
  *
@@ -13,6 +23,7 @@
  * SO_REUSEPORT or not, and the start stops as Redis's does.
  */
 #include "ringkv/aof.h"
+#include "ringkv/log.h"
 #include "ringkv/server.h"
 #include "ringkv/stamp.h"
 #include "ringkv/config.h"
@@ -36,13 +47,17 @@
 static void raise_fd_limit(void) {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+    rlim_t cur = rl.rlim_cur;
     rlim_t want = (rlim_t)rk_config.maxclients + 32 + (rlim_t)rk_config.threads * 4;
     if (rl.rlim_cur >= want) return;
     rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
     if (rl.rlim_cur < want)
-        printf("ringkv: warning: open files limited to %llu, fewer than maxclients %lld needs\n",
+        rk_log(LL_WARNING, "Open files limited to %llu, fewer than maxclients %lld needs",
                (unsigned long long)rl.rlim_cur, rk_config.maxclients);
+    else
+        rk_log(LL_NOTICE, "Increased maximum number of open files to %llu (it was originally set to %llu).",
+               (unsigned long long)want, (unsigned long long)cur);
 }
 
 /* True, after Redis's messages, when the workers' address is taken. Only
@@ -69,9 +84,9 @@ static bool port_in_use(void) {
     bool taken = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
                  bind(fd, res->ai_addr, res->ai_addrlen) != 0;
     if (taken) {
-        fprintf(stderr, "Warning: Could not create server TCP listening socket %s:%lld: bind: %s\n",
-                host, rk_config.port, strerror(errno));
-        fprintf(stderr, "Failed listening on port %lld (TCP), aborting.\n", rk_config.port);
+        rk_log(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%lld: bind: %s",
+               host, rk_config.port, strerror(errno));
+        rk_log(LL_WARNING, "Failed listening on port %lld (TCP), aborting.", rk_config.port);
     }
     if (fd >= 0) close(fd);
     freeaddrinfo(res);
@@ -95,7 +110,7 @@ static bool load_dataset(void) {
         if (aof_open(&err) != 0) rc = -1;
         else if (from_rdb && rc == 0) aof_rewrite_schedule();
     }
-    if (rc < 0) fprintf(stderr, "ringkv: Fatal error loading the DB: %.*s. Exiting.\n", (int)err.len, err.buf);
+    if (rc < 0) rk_log(LL_WARNING, "Fatal error loading the DB: %.*s. Exiting.", (int)err.len, err.buf);
     rbuf_free(&err);
     script_engine_free(e);
     return rc >= 0;
@@ -106,6 +121,62 @@ static void usage(void) {
             "Usage: ringkv [/path/to/ringkv.conf] [options]\n"
             "Options are Redis's configuration names: --port 6379 --bind 127.0.0.1 --threads N\n"
             "  --maxclients N --databases N --timeout S --requirepass P --proto-max-bulk-len B ...\n");
+}
+
+static void note_inert(void *ud, const char *name, const char *value) {
+    (void)ud;
+    rk_log(LL_WARNING, "%s '%s' is accepted but has no effect in ringkv yet", name, value);
+}
+
+/* Redis's first lines: who starts, which version, with what pid. */
+static void log_starting(int argc) {
+    rk_log(LL_WARNING, "oO0OoO0OoO0Oo ringkv is starting oO0OoO0OoO0Oo");
+    rk_log(LL_WARNING, "ringkv version=%s, redis_version=%s, bits=%d, threads=%lld, pid=%d, just started",
+           RINGKV_VERSION, RK_VERSION, (int)(sizeof(long) * 8), rk_config.threads, (int)getpid());
+    if (argc == 1)
+        rk_log(LL_WARNING, "Warning: no config file specified, using the default config. In order to specify a "
+                           "config file use ringkv /path/to/redis.conf");
+    else
+        rk_log(LL_WARNING, "Configuration loaded");
+    config_foreach_inert_changed(note_inert, NULL);
+}
+
+/* Where Redis shows its logo: a plain block with what the logo says
+ * (Redis's test framework waits for " PID: <pid>" in it), or one line. */
+static void log_banner(void) {
+    bool logo = rk_config.always_show_logo || (!*rk_config.logfile && isatty(STDOUT_FILENO));
+    if (!logo) {
+        rk_log(LL_NOTICE, "Running mode=standalone, port=%lld, threads=%u, PID: %d.", rk_config.port,
+               srv.nworkers, (int)getpid());
+        return;
+    }
+    char text[512];
+    int n = snprintf(text, sizeof text,
+                     "\n"
+                     "    ringkv %s, Redis %s compatible, %d bit\n"
+                     "    Running in standalone mode with %u thread%s\n"
+                     "    Port: %lld\n"
+                     "    PID: %d\n"
+                     "\n",
+                     RINGKV_VERSION, RK_VERSION, (int)(sizeof(long) * 8), srv.nworkers, srv.nworkers == 1 ? "" : "s",
+                     rk_config.port, (int)getpid());
+    if (n > 0) rk_log_raw(LL_NOTICE, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+}
+
+/* Best effort, as Redis's createPidFile(). */
+static void pidfile_create(void) {
+    const char *path = rk_config.pidfile;
+    if (!path) return;
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    fprintf(f, "%d\n", (int)getpid());
+    fclose(f);
+}
+
+static void pidfile_remove(void) {
+    if (!rk_config.pidfile) return;
+    rk_log(LL_NOTICE, "Removing the pid file.");
+    unlink(rk_config.pidfile);
 }
 
 int main(int argc, char **argv) {
@@ -119,7 +190,14 @@ int main(int argc, char **argv) {
         printf("ringkv v=%s (redis_version %s)\n", RINGKV_VERSION, RK_VERSION);
         return 0;
     }
+    rk_log_open(NULL);   /* standard output until the configuration says otherwise */
     if (config_load_args(argc, argv) != 0) return 1;
+    if (rk_log_open(rk_config.logfile) != 0) {
+        fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (Redis %s) ***\nCan't open the log file: %s\n", RK_VERSION,
+                strerror(errno));
+        return 1;
+    }
+    log_starting(argc);
     if (port_in_use()) return 1;
     raise_fd_limit();
 
@@ -138,22 +216,26 @@ int main(int argc, char **argv) {
         server_wait();
         return 1;
     }
+    pidfile_create();
+    log_banner();
+    rk_log(LL_WARNING, "Server initialized");
     memory_note_startup();   /* MEMORY STATS' startup.allocated: the server up, no data yet */
     if (!load_dataset()) {
+        pidfile_remove();
         atomic_store(&srv.shutdown, true);
         server_wait();
         return 1;
     }
     atomic_fetch_and(&rk_persist.gate, ~(unsigned)PERSIST_GATE_LOADING);
-    printf("ringkv %s ready to accept connections on %s:%lld with %u thread%s\n", RINGKV_VERSION,
-           rk_config.bind, rk_config.port, srv.nworkers, srv.nworkers == 1 ? "" : "s");
+    rk_log(LL_NOTICE, "Ready to accept connections");
 
     struct timespec tick = { 0, 100 * 1000 * 1000 };
     bool by_signal = false;
     while (!atomic_load(&srv.shutdown)) {
         int sig = sigtimedwait(&sigs, NULL, &tick);
         if (sig == SIGTERM || sig == SIGINT) {
-            printf("ringkv: received %s, shutting down\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+            rk_log(LL_WARNING, "Received %s scheduling shutdown...", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+            rk_log(LL_WARNING, "User requested shutdown...");
             by_signal = true;
             atomic_store(&srv.shutdown, true);
         }
@@ -165,6 +247,7 @@ int main(int argc, char **argv) {
     if ((by_signal || !atomic_load(&rk_persist.shutdown_saved)) && *config_save_points())
         persist_save_at_exit(srv.shard_ptrs, srv.nworkers);
     server_wait();
-    printf("ringkv: bye\n");
+    pidfile_remove();
+    rk_log(LL_WARNING, "ringkv is now ready to exit, bye bye...");
     return 0;
 }

@@ -23,6 +23,7 @@
  * A client is freed only when no io_uring operation refers to it any more
  * (pending_ops == 0), so a late completion never touches freed memory.
  */
+#include "ringkv/log.h"
 #include "ringkv/aof.h"
 #include "ringkv/script_host.h"
 #include "ringkv/server.h"
@@ -527,7 +528,7 @@ static void close_at_query_buffer_limit(struct client *c) {
     size_t n = c->in.len - c->in_off;
     cat_repr(&bytes, c->in.buf + c->in_off, n < 64 ? n : 64);
     rbuf_append(&bytes, "", 1);
-    fprintf(stderr, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf initial bytes: %s)\n",
+    rk_log(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf initial bytes: %s)",
             (unsigned long long)c->id, c->addr, bytes.buf);
     rbuf_free(&bytes);
     c->w->stats.qbuf_limit_closed++;

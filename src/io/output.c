@@ -15,6 +15,7 @@
  * MULTI) write replies and schedule resumes through this file and never
  * call back up into client.c.
  */
+#include "ringkv/log.h"
 #include "ringkv/server.h"
 #include "ringkv/config.h"
 #include "ringkv/util.h"
@@ -82,7 +83,7 @@ void client_check_obuf_limit(struct client *c, enum obuf_class k, bool cron) {
     }
     if (RK_LIKELY(!over)) return;
     c->w->stats.obuf_limit_closed++;
-    fprintf(stderr, "Client id=%llu addr=%s %s for overcoming of output buffer limits.\n",
+    rk_log(LL_WARNING, "Client id=%llu addr=%s %s for overcoming of output buffer limits.",
             (unsigned long long)c->id, c->addr, cron ? "closed" : "scheduled to be closed ASAP");
     client_close_asap(c);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ringkv/log.h"
 #include "ringkv/aof.h"
 #include "ringkv/config.h"
 #include "ringkv/ring.h"
@@ -121,8 +122,7 @@ static bool save_point_due(long long now_ms, long long changes_made) {
         if (end == p) break;
         p = end;
         if (changes_made >= changes && since > secs && may_retry) {
-            printf("ringkv: %lld changes in %lld seconds. Saving...\n", changes, secs);
-            fflush(stdout);
+            rk_log(LL_NOTICE, "%lld changes in %lld seconds. Saving...", changes, secs);
             return true;
         }
     }

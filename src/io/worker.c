@@ -18,6 +18,7 @@
  * copied into the client first), so no buffer outlives the completion that
  * delivered it.
  */
+#include "ringkv/log.h"
 #include "ringkv/aof.h"
 #include "ringkv/script_host.h"
 #include "ringkv/server.h"
@@ -53,7 +54,7 @@ struct server srv;
 
 
 static void worker_log(struct worker *w, const char *what, int err) {
-    fprintf(stderr, "ringkv: worker %u: %s: %s\n", w->id, what, strerror(err));
+    rk_log(LL_WARNING, "Worker %u: %s: %s", w->id, what, strerror(err));
 }
 
 
@@ -77,7 +78,7 @@ static int listener_open(struct worker *w) {
     struct addrinfo *res;
     int rc = getaddrinfo(host, port, &hints, &res);
     if (rc != 0) {
-        fprintf(stderr, "ringkv: invalid bind address '%s': %s\n", host, gai_strerror(rc));
+        rk_log(LL_WARNING, "Invalid bind address '%s': %s", host, gai_strerror(rc));
         return -1;
     }
     int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -85,7 +86,8 @@ static int listener_open(struct worker *w) {
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
         setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
         bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 511) < 0) {
-        fprintf(stderr, "ringkv: could not listen on %s:%s: %s\n", host, port, strerror(errno));
+        rk_log(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%s: %s", host, port, strerror(errno));
+        rk_log(LL_WARNING, "Failed listening on port %s (TCP), aborting.", port);
         if (fd >= 0) close(fd);
         freeaddrinfo(res);
         return -1;
@@ -457,7 +459,7 @@ int server_start(void) {
             pthread_attr_setaffinity_np(&attr, sizeof one, &one);
         }
         if (pthread_create(&w->thread, &attr, worker_thread, w) != 0) {
-            fprintf(stderr, "ringkv: cannot create thread %u\n", i);
+            rk_log(LL_WARNING, "Cannot create thread %u", i);
             exit(1);
         }
         pthread_attr_destroy(&attr);

@@ -9,6 +9,7 @@
  * goes back to the system when the arena is destroyed, or when it holds no
  * block at all (arena_release_if_empty).
  */
+#include "ringkv/log.h"
 #include "ringkv/arena.h"
 #include "ringkv/common.h"
 #include "ringkv/mem.h"
@@ -49,7 +50,7 @@ static struct arena_chunk *chunk_new(struct entry_arena *a) {
     /* Map twice the size and trim, to get the alignment. */
     char *raw = mmap(NULL, 2 * ARENA_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) {
-        fprintf(stderr, "ringkv: out of memory (entry arena)\n");
+        rk_log_fatal("Out Of Memory mapping a chunk of the entry arena!");
         abort();
     }
     uintptr_t start = ((uintptr_t)raw + ARENA_CHUNK - 1) & ~(uintptr_t)(ARENA_CHUNK - 1);

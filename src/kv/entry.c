@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 
+#include "ringkv/log.h"
 #include "ringkv/entry.h"
 #include "ringkv/arena.h"
 
@@ -70,7 +71,7 @@ static void check_len(size_t n) {
     /* Requests are bounded far below this (proto-max-bulk-len); an entry
      * that cannot describe its own size is a bug upstream. */
     if (RK_UNLIKELY(n > UINT32_MAX)) {
-        fprintf(stderr, "ringkv: entry field of %zu bytes is too large\n", n);
+        rk_log(LL_WARNING, "entry field of %zu bytes is too large", n);
         abort();
     }
 }

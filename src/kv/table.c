@@ -53,6 +53,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "ringkv/log.h"
 #include "ringkv/swiss.h"
 #include "ringkv/table.h"
 #include "ringkv/mem.h"
@@ -103,7 +104,7 @@ static void *array_alloc(size_t bytes, bool zero) {
     if (bytes < MAP_MIN) return zero ? rk_calloc(1, bytes) : rk_malloc(bytes);
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (RK_UNLIKELY(p == MAP_FAILED)) {
-        fprintf(stderr, "ringkv: out of memory mapping %zu bytes for a table\n", bytes);
+        rk_log(LL_WARNING, "Out Of Memory mapping %zu bytes for a table!", bytes);
         abort();
     }
     /* Lookups land anywhere in these arrays: with 4 KB pages nearly every

@@ -13,6 +13,7 @@
  * the snapshot finisher's at its end, never both at once (a rewrite runs
  * one at a time).
  */
+#include "ringkv/log.h"
 #include "ringkv/aof.h"
 
 #include <errno.h>
@@ -434,8 +435,8 @@ static void write_done(struct file_op *op, int res) {
     struct aof_writer *aw = wr->aw;
     if (res < 0 || (res == 0 && op->len)) {
         if (policy() == AOF_FSYNC_ALWAYS) {
-            fprintf(stderr, "Can't recover from AOF write error when the AOF fsync policy is 'always': %s. "
-                            "Exiting...\n", strerror(res < 0 ? -res : ENOSPC));
+            rk_log(LL_WARNING, "Can't recover from AOF write error when the AOF fsync policy is 'always': %s. "
+                               "Exiting...", strerror(res < 0 ? -res : ENOSPC));
             exit(1);
         }
         /* Redis retries a failed write; so do we, next iteration */
@@ -522,8 +523,8 @@ static void sync_done(struct file_op *op, int res) {
     struct aof_sync *s = (struct aof_sync *)((char *)(op - (op->off)) - offsetof(struct aof_sync, ops));
     if (res < 0) {
         if (policy() == AOF_FSYNC_ALWAYS) {
-            fprintf(stderr, "Can't persist AOF for fsync error when the AOF fsync policy is 'always': %s. Exiting...\n",
-                    strerror(-res));
+            rk_log(LL_WARNING, "Can't persist AOF for fsync error when the AOF fsync policy is 'always': %s. Exiting...",
+                   strerror(-res));
             exit(1);
         }
         atomic_store(&L.write_error, -res);
@@ -882,7 +883,7 @@ static void rewrite_done(bool ok, long long now_ms) {
         M.nincr = nkeep;
         if (manifest_write(&err) != 0) {
             ok = false;
-            printf("ringkv: %.*s\n", (int)err.len, err.buf);
+            rk_log(LL_WARNING, "%.*s", (int)err.len, err.buf);
         } else {
             if (old_base && !CONFIG_GET(aof_disable_auto_gc)) remove_file(old_base, base_kind(old_rdb));
             for (unsigned j = 0; j < M.nold && !CONFIG_GET(aof_disable_auto_gc); j++) remove_file(M.old_incr[j], "incr.aof");
@@ -898,8 +899,8 @@ static void rewrite_done(bool ok, long long now_ms) {
     atomic_store(&M.last_rewrite_secs, (now_ms - atomic_load(&M.rewrite_start_ms) + 500) / 1000);
     if (ok) atomic_store(&M.failures, 0), atomic_fetch_add(&M.rewrites, 1);
     else atomic_fetch_add(&M.failures, 1);
-    printf(ok ? "ringkv: background AOF rewrite finished successfully\n" : "ringkv: background AOF rewrite failed\n");
-    fflush(stdout);
+    if (ok) rk_log(LL_NOTICE, "Background AOF rewrite finished successfully");
+    else rk_log(LL_WARNING, "Background AOF rewrite terminated with error");
     atomic_store(&M.rewriting, false);
 }
 
@@ -984,8 +985,7 @@ int aof_rewrite_begin(struct shard **shards, unsigned n, const struct rbuf *head
     f->older = cur;
     atomic_store(&cur->end, f->start);
     atomic_store(&L.cur, f);
-    printf("ringkv: background append only file rewriting started\n");
-    fflush(stdout);
+    rk_log(LL_NOTICE, "Background append only file rewriting started");
     return atomic_load(&M.rewriting) ? 0 : -1;
 }
 

@@ -12,6 +12,7 @@
  * as Redis does, and loading goes on. Anything else that is not a
  * command is a format error that stops the start.
  */
+#include "ringkv/log.h"
 #include "ringkv/aof.h"
 
 #include <errno.h>
@@ -148,7 +149,7 @@ static int load_commands(const char *path, const char *data, size_t len, bool la
         return -1;
     }
     size_t keep = in_multi ? valid_before_multi : valid_up_to;
-    if (in_multi) printf("ringkv: Revert incomplete MULTI/EXEC transaction in AOF file %s\n", path);
+    if (in_multi) rk_log(LL_WARNING, "Revert incomplete MULTI/EXEC transaction in AOF file %s", path);
     if (!last || !CONFIG_GET(aof_load_truncated)) {
         int k = snprintf(msg, sizeof msg,
                          "Unexpected end of file reading the append only file %s. You can: 1) Make a backup of your "
@@ -157,14 +158,14 @@ static int load_commands(const char *path, const char *data, size_t len, bool la
         rbuf_append(err, msg, (size_t)k);
         return -1;
     }
-    printf("ringkv: !!! Warning: short read while loading the AOF file %s!!!\n", path);
-    printf("ringkv: !!! Truncating the AOF %s at offset %zu !!!\n", path, keep);
+    rk_log(LL_WARNING, "!!! Warning: short read while loading the AOF file %s!!!", path);
+    rk_log(LL_WARNING, "!!! Truncating the AOF %s at offset %zu !!!", path, keep);
     if (truncate(path, (off_t)keep) != 0) {
         int k = snprintf(msg, sizeof msg, "Error truncating the AOF file %s: %s", path, strerror(errno));
         rbuf_append(err, msg, (size_t)k);
         return -1;
     }
-    printf("ringkv: AOF %s loaded anyway because aof-load-truncated is enabled\n", path);
+    rk_log(LL_WARNING, "AOF %s loaded anyway because aof-load-truncated is enabled", path);
     return 0;
 }
 
@@ -204,7 +205,7 @@ int aof_load(struct shard **shards, unsigned n, const struct aof_replay *r, size
     if (m.base_seq) {
         snprintf(path, sizeof path, "%s/%s", rk_config.appenddirname, m.base_name);
         if (m.base_rdb) {
-            printf("ringkv: Reading RDB base file on AOF loading...\n");
+            rk_log(LL_NOTICE, "Reading RDB base file on AOF loading...");
             /* expired keys stay, as in Redis's AOF preamble: later records may name them */
             rc = rdb_load_file(shards, n, path, false, r->functions, 0, keys, err);
             if (rc == 1) {

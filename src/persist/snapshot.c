@@ -14,6 +14,7 @@
  * parts_left). A part leaves its shard (s->snap = NULL) on its own thread
  * once the snapshot is complete; the last part to leave frees it.
  */
+#include "ringkv/log.h"
 #include "ringkv/snapshot.h"
 
 #include <errno.h>
@@ -301,9 +302,8 @@ static void snapshot_complete(struct snapshot *snap, bool ok, long long now_ms) 
         atomic_store(&rk_persist.bgsave_in_progress, false);
     }
     if (!snap->done) {
-        if (!ok) printf("ringkv: background saving failed: %s\n", strerror(atomic_load(&snap->error) ?: EIO));
-        else printf("ringkv: background saving terminated with success\n");
-        fflush(stdout);
+        if (!ok) rk_log(LL_WARNING, "Background saving error: %s", strerror(atomic_load(&snap->error) ?: EIO));
+        else rk_log(LL_NOTICE, "Background saving terminated with success");
     }
     atomic_store_explicit(&snap->complete, true, memory_order_release);
 }
@@ -515,8 +515,7 @@ int snapshot_begin(struct shard **shards, unsigned n, const struct rbuf *header,
     atomic_store(&rk_persist.bgsave_in_progress, true);
     atomic_store(&rk_persist.bgsave_start_ms, now_ms);
     atomic_store(&rk_persist.last_bgsave_try_ms, now_ms);
-    printf("ringkv: background saving started\n");
-    fflush(stdout);
+    rk_log(LL_NOTICE, "Background saving started");
     return 0;
 }
 

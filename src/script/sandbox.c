@@ -36,6 +36,7 @@
  * finds its engine through the allocator's userdata (lua_getallocf).
  */
 #include "engine.h"
+#include "ringkv/log.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -730,7 +731,7 @@ struct lstate *lstate_new(struct script_engine *e, bool functions) {
     ls->ref_loadfns = LUA_NOREF;
     ls->L = lua_newstate(l_alloc, ls);
     if (!ls->L || lua_cpcall(ls->L, build_protected, ls) != 0) {
-        fprintf(stderr, "ringkv: cannot create a Lua state (out of memory)\n");
+        rk_log_fatal("Out Of Memory creating a Lua state!");
         abort();
     }
     return ls;

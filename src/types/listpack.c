@@ -48,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "ringkv/log.h"
 #include "ringkv/listpack.h"
 #include "ringkv/util.h"
 
@@ -211,7 +212,7 @@ static void encode(struct slice s, struct enc *e) {
             e->hdrlen = 2;
         } else {
             if (s.len > UINT32_MAX - 16) {
-                fprintf(stderr, "ringkv: listpack element of %zu bytes\n", s.len);
+                rk_log(LL_WARNING, "listpack element of %zu bytes", s.len);
                 abort();
             }
             e->hdr[0] = TAG_STR32;
@@ -257,7 +258,7 @@ bool lp_safe_to_add(const struct listpack *lp, size_t add) {
  * and after a growth. */
 static void resize(struct listpack **lpp, size_t newbytes) {
     if (newbytes > LP_MAX_BYTES) {
-        fprintf(stderr, "ringkv: listpack would exceed 2 GB (%zu bytes)\n", newbytes);
+        rk_log(LL_WARNING, "listpack would exceed 2 GB (%zu bytes)", newbytes);
         abort();
     }
     *lpp = rk_realloc(*lpp, newbytes);

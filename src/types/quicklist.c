@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "ringkv/log.h"
 #include "ringkv/lzf.h"
 #include "ringkv/quicklist.h"
 
@@ -129,7 +130,7 @@ static struct ql_lzf *lzf_pack(const struct listpack *lp) {
 static struct listpack *lzf_unpack(const struct ql_lzf *z) {
     struct listpack *lp = rk_malloc(z->raw);
     if (lzf_decompress(z->data, z->len, lp, z->raw) != z->raw) {
-        fprintf(stderr, "ringkv: a compressed list node does not decompress\n");
+        rk_log(LL_WARNING, "a compressed list node does not decompress");
         abort();
     }
     return lp;

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <xxhash.h>
 
+#include "ringkv/log.h"
 #include "ringkv/zskiplist.h"
 
 #define MAP_MIN_BITS 4
@@ -162,7 +163,7 @@ static inline struct zsl_node *slot_node(uint64_t slot) {
 static inline uint64_t slot_make(const struct zsl_node *n, uint64_t hash) {
     uint64_t p = (uint64_t)(uintptr_t)n;
     if (RK_UNLIKELY(p >> PTR_BITS)) {
-        fprintf(stderr, "ringkv: zskiplist node address above 2^48\n");
+        rk_log(LL_WARNING, "zskiplist node address above 2^48");
         abort();
     }
     return (hash << PTR_BITS) | p;

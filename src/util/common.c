@@ -2,21 +2,25 @@
  * common.c -- the few helpers every module leans on.
  *
  * Allocation failure is not something a cache server can recover from in
- * the middle of a command: the rk_* allocators print a message and abort,
+ * the middle of a command: the rk_* allocators log Redis's message and abort,
  * so callers never carry NULL checks for memory.
  *
  * struct rbuf grows geometrically, so appending n bytes one reply at a time
  * costs amortised O(n) copies however small the pieces are.
  */
+#include "ringkv/log.h"
 #include "ringkv/common.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+/* Redis's message, built on the stack and logged without formatting or
+ * allocating (log.h). */
 static void rk_oom(size_t n) {
-    fprintf(stderr, "ringkv: out of memory allocating %zu bytes\n", n);
-    fflush(stderr);
+    char msg[96];
+    snprintf(msg, sizeof msg, "Out Of Memory allocating %zu bytes!", n);
+    rk_log_fatal(msg);
     abort();
 }
 
