@@ -56,6 +56,7 @@ struct rk_config {
     long long maxmemory;            /* bytes of used_memory (mem.h); 0 = no limit */
     const char *maxmemory_policy;   /* one of the policy names */
     long long maxmemory_samples, maxmemory_eviction_tenacity;
+    long long maxmemory_clients;    /* client eviction: bytes, or -percent of maxmemory; 0 = off (io/output.c) */
     long long lfu_log_factor, lfu_decay_time;
     long long lazyfree_lazy_eviction, lazyfree_lazy_expire;
     long long lazyfree_lazy_user_del, lazyfree_lazy_user_flush, lazyfree_lazy_server_del;

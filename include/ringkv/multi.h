@@ -26,6 +26,7 @@ struct queued_cmd {
 struct multi_queue {
     struct queued_cmd *cmds;
     size_t n, cap;
+    size_t mem;                  /* bytes of the queued commands' argument copies */
     uint64_t mask;               /* shards the queued commands touch */
     bool keyspace;               /* some command touches the keyspace */
     bool aborted;                /* a command was refused while queueing: EXECABORT */

@@ -66,6 +66,7 @@ enum client_wait {
 #define CF_TRACKING       (1u << 10)  /* CLIENT TRACKING on (io/tracking.c) */
 #define CF_CLOSE_ASAP     (1u << 11)  /* close at the end of the iteration, output dropped */
 #define CF_AOF_GATED      (1u << 12)  /* output waits for the AOF to be durable (appendfsync always) */
+#define CF_EVICTED        (1u << 13)  /* chosen by client eviction (maxmemory-clients): CF_CLOSE_ASAP too */
 #define CF_MONITOR        (1u << 24)  /* MONITOR: gets a line per command (io/monitor.c) */
 #define CF_NO_EVICT       (1u << 25)  /* CLIENT NO-EVICT ON */
 #define CF_NO_TOUCH       (1u << 26)  /* CLIENT NO-TOUCH ON */
@@ -127,8 +128,22 @@ struct client {
     struct client_tracking *trk;   /* NULL until CLIENT TRACKING */
     const struct block_record *trk_reader;   /* the command being run records its reads for this (NULL: not) */
     uint32_t trk_epoch;            /* tracking epoch: records of older epochs are stale */
+    /* client eviction (maxmemory-clients, io/output.c): while it is on,
+     * what the client counts for in its thread's total, and its place
+     * among the evictable clients of its size */
+    size_t mem;                    /* bytes counted (0 while not counted) */
+    size_t subs_mem;               /* bytes of its subscription sets (io/pubsub.c keeps it) */
+    struct client *mem_prev, *mem_next;   /* its bucket's list, oldest first */
+    uint8_t mem_bucket;            /* bucket + 1; 0: in none (not evictable, or not counted) */
     char addr[64], laddr[64];
 };
+
+/* Client eviction sorts a thread's evictable clients by size as Redis 7.0
+ * does: bucket b holds those of 2^(14+b) to 2^(15+b) bytes, the first
+ * everything under 32 KB and the last everything from 4 GB up. */
+#define CEV_MIN_LOG  15
+#define CEV_MAX_LOG  33
+#define CEV_BUCKETS  (CEV_MAX_LOG - CEV_MIN_LOG + 1)
 
 /* One message between workers. The sender allocates it and gets it back. */
 enum xmsg_type {
@@ -171,6 +186,7 @@ struct worker_stats {
     uint64_t blocked_clients;       /* clients in WAIT_BLOCKED (INFO blocked_clients) */
     uint64_t blocked_timeout;       /* ...of which with a timeout (clients_in_timeout_table) */
     uint64_t clients_mem;           /* bytes of this thread's clients, as of its last cron (mem_clients_normal) */
+    uint64_t evicted_clients;       /* clients closed by client eviction (maxmemory-clients) */
 };
 
 struct worker {
@@ -210,6 +226,10 @@ struct worker {
     struct rbuf ready;                         /* block_records of our clients to wake (safe point) */
     size_t fwd_argv_cap;
     _Atomic int sleeping;
+    /* client eviction: this thread's cev_mem in the low 56 bits, its
+     * highest non-empty bucket + 1 above (0: none), for the others to read
+     * (next to `sleeping`, which they read anyway) */
+    _Atomic uint64_t cev_published;
     bool min_wait_ok;                          /* kernel takes min_wait_usec */
     bool defer_taskrun;                        /* the ring has IORING_SETUP_DEFER_TASKRUN */
     bool bufs_touched;                         /* a receive buffer was written since the last trim */
@@ -237,6 +257,13 @@ struct worker {
     long long next_deadline_ms;    /* earliest timeout of a blocked client, LLONG_MAX if none */
     struct worker_stats stats;
     bool stop;
+    /* client eviction (maxmemory-clients, io/output.c) */
+    size_t cev_limit;               /* the limit in bytes as of this iteration (0: off) */
+    uint64_t cev_mem;               /* bytes of this thread's clients, as counted (client.mem) */
+    uint64_t cev_others;            /* the other threads' published figures, as last read */
+    struct client *cev_head[CEV_BUCKETS], *cev_tail[CEV_BUCKETS];   /* evictable clients by size */
+    uint32_t cev_nonempty;          /* bit b: cev_head[b] is not empty */
+    bool cev_stuck;                 /* over the limit with nobody evictable anywhere (logged once) */
 };
 
 struct server {
@@ -281,7 +308,14 @@ void client_wait_on_shard(struct client *c);
 size_t client_output_size(const struct client *c);
 void client_info_line(struct client *c, bool current, struct rbuf *out, long long now_ms);
 void client_cron(struct worker *w);
-size_t client_memory(const struct client *c);   /* struct and buffers */
+/* Once per loop iteration, before the sends: client eviction's limit
+ * (maxmemory-clients) as now configured, and this thread's share of
+ * evictions when all threads' clients together are over it. */
+void clients_evict_iteration(struct worker *w);
+/* output.c: what a client costs (its struct, buffers, argument and
+ * transaction queues, subscriptions, tracking prefixes): INFO's
+ * mem_clients_normal, CLIENT LIST's tot-mem, and client eviction's figure */
+size_t client_memory(const struct client *c);
 /* A script past busy-reply-threshold (script_host.c): commands of other
  * clients are refused with BUSY from now on (on: true) or again served. */
 void client_controls_busy(bool on);

@@ -237,7 +237,7 @@ static void filter_parse(struct cmd_ctx *c, bool kill, struct client_filter *f) 
 static bool str_is(const char *s, struct slice want) { return strlen(s) == want.len && memcmp(s, want.ptr, want.len) == 0; }
 
 static bool filter_match(const struct client_filter *f, struct client *cl, struct client *self, long long now_ms) {
-    if (cl->flags & CF_CLOSING) return false;
+    if (cl->flags & (CF_CLOSING | CF_EVICTED)) return false;   /* gone, or going this iteration */
     if (f->type == 1) return false;
     if (f->skipme && cl == self) return false;
     if (f->addr.ptr && !str_is(cl->addr, f->addr)) return false;

@@ -180,15 +180,16 @@ void cmd_info(struct cmd_ctx *c) {
     if (section_wanted(c, "stats", true)) {
         P("# Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\ninstantaneous_ops_per_sec:0\r\n"
           "total_net_input_bytes:%llu\r\ntotal_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
-          "expired_keys:%llu\r\nevicted_keys:%llu\r\nkeyspace_hits:%llu\r\nkeyspace_misses:%llu\r\n"
-          "pubsub_channels:0\r\npubsub_patterns:0\r\n"
-          "tracking_total_keys:%ld\r\ntracking_total_items:%ld\r\ntracking_total_prefixes:%zu\r\n"
-          "unexpected_error_replies:0\r\ntotal_error_replies:%llu\r\n"
-          "client_query_buffer_limit_disconnections:%llu\r\nclient_output_buffer_limit_disconnections:%llu\r\n\r\n",
+          "expired_keys:%llu\r\nevicted_keys:%llu\r\nevicted_clients:%llu\r\n",
           (unsigned long long)SUM_STAT(connections_total), (unsigned long long)SUM_STAT(commands),
           (unsigned long long)SUM_STAT(net_in), (unsigned long long)SUM_STAT(net_out),
           (unsigned long long)SUM_STAT(rejected), (unsigned long long)SUM_SHARD_STAT(expired_keys),
-          (unsigned long long)SUM_SHARD_STAT(evicted_keys), (unsigned long long)SUM_SHARD_STAT(keyspace_hits),
+          (unsigned long long)SUM_SHARD_STAT(evicted_keys), (unsigned long long)SUM_STAT(evicted_clients));
+        P("keyspace_hits:%llu\r\nkeyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
+          "tracking_total_keys:%ld\r\ntracking_total_items:%ld\r\ntracking_total_prefixes:%zu\r\n"
+          "unexpected_error_replies:0\r\ntotal_error_replies:%llu\r\n"
+          "client_query_buffer_limit_disconnections:%llu\r\nclient_output_buffer_limit_disconnections:%llu\r\n\r\n",
+          (unsigned long long)SUM_SHARD_STAT(keyspace_hits),
           (unsigned long long)SUM_SHARD_STAT(keyspace_misses), atomic_load(&rk_tracking_keys),
           atomic_load(&rk_tracking_items), trk_prefix_count(c->shards[0]),   /* every shard has them all */
           (unsigned long long)stats_total_error_replies(), (unsigned long long)SUM_STAT(qbuf_limit_closed),

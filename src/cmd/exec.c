@@ -30,6 +30,7 @@ void multi_queue_add(struct multi_queue *q, const struct command *cmd, int argc,
         p += argv[i].len;
     }
     q->cmds[q->n++] = (struct queued_cmd){ cmd, argc, copy };
+    q->mem += bytes;
     q->mask |= mask;
     q->keyspace |= keyspace;
     q->denyoom |= (cmd->flags & CMD_DENYOOM) != 0;

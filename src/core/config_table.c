@@ -199,7 +199,7 @@ static struct param params[] = {
     ENUM_("maxmemory-policy", NULL, 0, maxmemory_policy_enum, "noeviction", FIELD(maxmemory_policy)),
     NUM_("maxmemory-samples", NULL, 0, 0, 1, I_MAX, 5, FIELD(maxmemory_samples)),
     NUM_("maxmemory-eviction-tenacity", NULL, 0, 0, 0, 100, 10, FIELD(maxmemory_eviction_tenacity)),
-    NUM_("maxmemory-clients", NULL, INERT, MEM | NF_PERCENT, -100, LL_MAX, 0),
+    NUM_("maxmemory-clients", NULL, 0, MEM | NF_PERCENT, -100, LL_MAX, 0, FIELD(maxmemory_clients)),
     NUM_("tcp-keepalive", NULL, INERT, 0, 0, I_MAX, 300),
     NUM_("tcp-backlog", NULL, IMM | INERT, 0, 0, I_MAX, 511),
     BOOL_("protected-mode", NULL, INERT, 1),

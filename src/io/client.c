@@ -108,11 +108,23 @@ static void unlink_shard_waiter(struct client *c) {
     c->next_wait = NULL;
 }
 
+/* Client eviction chose c (output.c): logged as Redis logs it, with what
+ * CLIENT LIST shows of it, as it goes. */
+static void log_evicted(struct client *c) {
+    struct rbuf line = { 0 };
+    client_info_line(c, false, &line, c->w->now_ms);
+    if (line.len && line.buf[line.len - 1] == '\n') line.len--;
+    fprintf(stderr, "Evicting client: %.*s\n", (int)line.len, line.buf);
+    rbuf_free(&line);
+}
+
 /* Closing starts here: the socket is shut down so that outstanding
  * operations complete, and the memory goes when the last one has. */
 void client_close(struct client *c) {
     if (c->flags & CF_CLOSING) return;
+    if (RK_UNLIKELY(c->flags & CF_EVICTED)) log_evicted(c);
     c->flags |= CF_CLOSING;
+    if (c->w->cev_limit) client_mem_update(c);
     if (RK_UNLIKELY(c->wait == WAIT_PAUSED || (c->flags & CF_MONITOR))) client_controls_gone(c);
     client_pubsub_reset(c);
     if (c->wait == WAIT_SHARD) unlink_shard_waiter(c);
@@ -131,6 +143,7 @@ void client_free_now(struct client *c) {
     if (c->wait == WAIT_BLOCKED) client_unlink_blocked(c);
     if (RK_UNLIKELY(c->wait == WAIT_PAUSED || (c->flags & CF_MONITOR))) client_controls_gone(c);
     if (c->trk) client_tracking_free(c);
+    client_mem_forget(c);
     close(c->fd);
     w->clients[c->idx] = NULL;
     w->free_idx[w->nfree++] = c->idx;
@@ -511,6 +524,7 @@ void client_process_input(struct client *c) {
         c->in.len -= c->in_off;
         c->in_off = 0;
     }
+    if (RK_UNLIKELY(c->w->cev_limit)) client_mem_update(c);
 }
 
 /* client-query-buffer-limit, as Redis counts its query buffer: the input
@@ -544,6 +558,8 @@ void client_on_recv(struct client *c, const char *data, size_t len) {
         if (n < len && !(c->flags & (CF_CLOSING | CF_CLOSE_AFTER)))
             rbuf_append(&c->in, data + n, len - n);
         maybe_stop_receiving(c);
+        /* a frame left incomplete, what the commands run kept */
+        if (RK_UNLIKELY(w->cev_limit)) client_mem_update(c);
         return;
     }
     rbuf_append(&c->in, data, len);
@@ -553,6 +569,7 @@ void client_on_recv(struct client *c, const char *data, size_t len) {
     }
     client_process_input(c);
     maybe_stop_receiving(c);
+    if (RK_UNLIKELY(w->cev_limit)) client_mem_update(c);   /* the input kept, however far it was run */
 }
 
 /* The reason a client waited is gone: run what it has buffered. */
@@ -613,7 +630,10 @@ void client_on_send(struct client *c, int res) {
     }
     c->sending.len = 0;
     c->sent = 0;
-    if (c->sending.cap > KEEP_BUFFER_BYTES) rbuf_free(&c->sending);
+    if (c->sending.cap > KEEP_BUFFER_BYTES) {
+        rbuf_free(&c->sending);
+        if (c->w->cev_limit) client_mem_update(c);
+    }
     if (c->out.len || (c->flags & CF_CLOSE_AFTER)) client_mark_flush(c);
     if (c->wait == WAIT_OUTPUT && client_output_size(c) < OUTPUT_PAUSE_BYTES / 2) client_resume(c);
 }
@@ -699,7 +719,7 @@ static const char *client_flag_letters(const struct client *c, char *buf) {
     if (trk & TRK_BCAST) *p++ = 'B';
     if (c->watch_dirty) *p++ = 'd';
     if (c->flags & CF_CLOSE_AFTER) *p++ = 'c';
-    if (c->flags & CF_CLOSE_ASAP) *p++ = 'A';
+    if ((c->flags & (CF_CLOSE_ASAP | CF_EVICTED)) == CF_CLOSE_ASAP) *p++ = 'A';   /* Redis frees an evicted one at once */
     if (c->flags & CF_NO_EVICT) *p++ = 'e';
     if (c->flags & CF_NO_TOUCH) *p++ = 'T';
     if (p == buf) *p++ = 'N';
@@ -730,16 +750,9 @@ void client_info_line(struct client *c, bool current, struct rbuf *out, long lon
     rbuf_append(out, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
-/* What a client costs: its struct and buffers (INFO's mem_clients_normal,
- * CLIENT LIST's tot-mem). */
-size_t client_memory(const struct client *c) {
-    size_t n = sizeof *c + c->in.cap + c->out.cap + c->sending.cap;
-    if (c->rq) n += sizeof *c->rq + c->rq->cap * sizeof *c->rq->items + c->rq->bytes.cap;
-    return n;
-}
-
 /* Every cron period: close clients idle longer than `timeout`, and publish
- * what this thread's clients cost. */
+ * what this thread's clients cost (client eviction, while on, counts them
+ * again too: what changed without passing one of its checks). */
 void client_cron(struct worker *w) {
     long long timeout = CONFIG_GET(timeout);
     uint64_t bytes = 0;
@@ -751,6 +764,7 @@ void client_cron(struct worker *w) {
             client_close(c);
             continue;
         }
+        if (w->cev_limit) client_mem_update(c);
         bytes += client_memory(c);
     }
     __atomic_store_n(&w->stats.clients_mem, bytes, __ATOMIC_RELAXED);

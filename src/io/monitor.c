@@ -87,10 +87,14 @@ void client_monitor_stop(struct client *c) {
     atomic_fetch_sub(&rk_controls.ctl, CTL_MONITOR_ONE);
 }
 
+/* CLIENT NO-EVICT and NO-TOUCH. A client in NO-EVICT mode still counts
+ * for client eviction but is never evicted (output.c): it leaves or takes
+ * its place among the evictable at once, as in Redis. */
 void client_set_mode(struct client *c, int mode, bool on) {
     uint32_t f = mode == CLIENT_MODE_NO_EVICT ? CF_NO_EVICT : CF_NO_TOUCH;
     if (on) c->flags |= f;
     else c->flags &= ~f;
+    if (c->w->cev_limit) client_mem_update(c);
 }
 
 /* RESET, as Redis's clearClientConnectionState (7.2's, which also turns
@@ -98,6 +102,7 @@ void client_set_mode(struct client *c, int mode, bool on) {
 void client_reset_controls(struct client *c) {
     client_monitor_stop(c);
     c->flags &= ~(CF_NO_EVICT | CF_NO_TOUCH);
+    if (c->w->cev_limit) client_mem_update(c);
     c->reply_off = false;
     c->reply_skip = 0;
 }

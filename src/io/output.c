@@ -1,5 +1,7 @@
 /*
- * A client's output, in request order, and its place in the worker's lists.
+ * A client's output, in request order, and its place in the worker's lists;
+ * the limits on what clients hold: client-output-buffer-limit and client
+ * eviction (maxmemory-clients), both of which mark a client to close.
  *
  * Replies are written into c->out. While any of a client's commands is out
  * on another shard, later replies are parked in c->rq in request order
@@ -18,6 +20,9 @@
 #include "ringkv/log.h"
 #include "ringkv/server.h"
 #include "ringkv/config.h"
+#include "ringkv/multi.h"
+#include "ringkv/ring.h"
+#include "ringkv/tracking.h"
 #include "ringkv/util.h"
 
 #include <stdio.h>
@@ -47,10 +52,12 @@ void client_schedule_resume(struct client *c) {
 
 /* Close c at the end of the iteration, its output dropped: Redis's
  * freeClientAsync, for a client over an output limit found while lists
- * that hold it are being walked. */
+ * that hold it are being walked. It no longer counts for client eviction:
+ * it is as good as gone. */
 void client_close_asap(struct client *c) {
     c->flags |= CF_CLOSE_ASAP;
     client_mark_flush(c);
+    if (c->w->cev_limit) client_mem_update(c);
 }
 
 /* What an output limit counts. A client paused for its output counts as
@@ -95,6 +102,227 @@ void client_obuf_cron(struct worker *w) {
         enum obuf_class k = client_obuf_class(c);
         if (obuf_class_limited(k)) client_check_obuf_limit(c, k, true);
     }
+}
+
+/* ---- client eviction (maxmemory-clients) ----
+ *
+ * Redis 7.0's: when the clients together take more than the limit, the
+ * biggest are closed until they take less. Every client counts (Redis's
+ * normal and pubsub clients; ringkv has no others), but only those not in
+ * CLIENT NO-EVICT mode are evictable: they sit in buckets by the log2 of
+ * their size, each bucket a list in the order its clients entered it, and
+ * go from the highest bucket down, as Redis takes them.
+ *
+ * A client's figure (client_memory: a few loads and adds) is taken again
+ * whenever it may have changed: every reply written to it
+ * (client_output_grew), input received and run, a send completed, its
+ * NO-EVICT mode changed, and each cron for good measure; only a figure
+ * that differs costs more (the bucket lists, a relaxed store).
+ *
+ * The limit is global, the clients are not: each thread counts its own
+ * (cev_mem) and publishes that with its highest non-empty bucket
+ * (cev_published). A thread that finds the sum of every thread's figure
+ * at or over the limit evicts from its own clients, one at a time and
+ * reading the others' figures again after each, for as long as the
+ * highest non-empty bucket anywhere is one of its own; when it is
+ * another's, it rings that thread's doorbell if it sleeps, and that
+ * thread does the same at its next iteration (clients_evict_iteration).
+ * So victims leave in Redis's order across threads, up to a bucket's
+ * order within it, without a lock; two threads that evict from the same
+ * bucket at the same instant may each take one client more than needed.
+ *
+ * A victim is marked (CF_EVICTED, and CF_CLOSE_ASAP: this may run while
+ * lists that hold it are walked), counted in evicted_clients, stops
+ * counting at once, runs nothing more, and is closed, and logged as Redis
+ * logs it, at the end of the iteration. */
+
+static inline unsigned mem_bucket_of(size_t mem) {
+    unsigned bits = mem ? 64u - (unsigned)__builtin_clzll((unsigned long long)mem) : 0;
+    if (bits < CEV_MIN_LOG) bits = CEV_MIN_LOG;
+    if (bits > CEV_MAX_LOG) bits = CEV_MAX_LOG;
+    return bits - CEV_MIN_LOG;
+}
+
+size_t client_memory(const struct client *c) {
+    size_t n = sizeof *c + c->in.cap + c->out.cap + c->sending.cap + c->watched_keys.cap + c->block_memo.cap +
+               c->subs_mem;
+    if (c->rq) n += sizeof *c->rq + c->rq->cap * sizeof *c->rq->items + c->rq->bytes.cap;
+    if (RK_UNLIKELY(c->multi))
+        n += sizeof *c->multi + c->multi->cap * sizeof *c->multi->cmds + c->multi->mem + c->multi->watched.cap;
+    if (RK_UNLIKELY(c->trk)) n += sizeof *c->trk + c->trk->prefixes.cap;
+    return n;
+}
+
+static void bucket_unlink(struct worker *w, struct client *c) {
+    unsigned b = c->mem_bucket - 1u;
+    if (c->mem_prev) c->mem_prev->mem_next = c->mem_next;
+    else w->cev_head[b] = c->mem_next;
+    if (c->mem_next) c->mem_next->mem_prev = c->mem_prev;
+    else w->cev_tail[b] = c->mem_prev;
+    if (!w->cev_head[b]) w->cev_nonempty &= ~(1u << b);
+    c->mem_prev = c->mem_next = NULL;
+    c->mem_bucket = 0;
+}
+
+static void bucket_append(struct worker *w, struct client *c, unsigned b) {
+    c->mem_bucket = (uint8_t)(b + 1);
+    c->mem_next = NULL;
+    c->mem_prev = w->cev_tail[b];
+    if (c->mem_prev) c->mem_prev->mem_next = c;
+    else w->cev_head[b] = c;
+    w->cev_tail[b] = c;
+    w->cev_nonempty |= 1u << b;
+}
+
+/* cev_published: bytes in the low 56 bits, the highest non-empty bucket
+ * + 1 (0: none) in the next 7, and whether the thread counts its clients
+ * at all (it has seen the limit on) in the top bit. */
+#define CEV_MEM_MASK ((1ull << 56) - 1)
+#define CEV_COUNTING (1ull << 63)
+static inline int published_top(uint64_t v) { return (int)((v >> 56) & 0x7f) - 1; }
+
+static inline int top_bucket(uint32_t nonempty) { return nonempty ? 31 - __builtin_clz(nonempty) : -1; }
+
+static void cev_publish(struct worker *w) {
+    uint64_t v = 0;
+    if (w->cev_limit) {
+        uint64_t mem = w->cev_mem > CEV_MEM_MASK ? CEV_MEM_MASK : w->cev_mem;
+        v = CEV_COUNTING | (uint64_t)(top_bucket(w->cev_nonempty) + 1) << 56 | mem;
+    }
+    atomic_store_explicit(&w->cev_published, v, memory_order_relaxed);
+}
+
+static void wake_if_sleeping(struct worker *w, struct worker *o) {
+    if (atomic_load_explicit(&o->sleeping, memory_order_relaxed)) ring_doorbell(w, o);
+}
+
+static void evict_client(struct worker *w, struct client *c) {
+    c->flags |= CF_EVICTED;
+    w->stats.evicted_clients++;
+    client_close_asap(c);   /* leaves its bucket and the count */
+}
+
+/* Evict from this thread's clients while every thread's clients together
+ * are at or over the limit and the biggest evictable ones are here. Not
+ * before every thread counts its clients: a limit just turned on counts
+ * each thread's from its next iteration, and none is evicted meanwhile
+ * for want of the others' figures. */
+static void clients_evict(struct worker *w) {
+    for (;;) {
+        uint64_t others = 0;
+        int top = -1;
+        bool all_counting = true;
+        for (unsigned i = 0; i < srv.nworkers; i++) {
+            if (i == w->id) continue;
+            uint64_t v = atomic_load_explicit(&srv.workers[i].cev_published, memory_order_relaxed);
+            others += v & CEV_MEM_MASK;
+            if (published_top(v) > top) top = published_top(v);
+            if (!(v & CEV_COUNTING)) {
+                all_counting = false;
+                wake_if_sleeping(w, &srv.workers[i]);
+            }
+        }
+        w->cev_others = others;
+        if (w->cev_mem + others < w->cev_limit) {
+            w->cev_stuck = false;
+            return;
+        }
+        if (!all_counting) return;   /* they take their turn once they count */
+        int mine = top_bucket(w->cev_nonempty);
+        if (mine < 0 && top < 0) {
+            if (!w->cev_stuck)
+                fprintf(stderr, "Over client maxmemory after evicting all evictable clients\n");
+            w->cev_stuck = true;
+            return;
+        }
+        w->cev_stuck = false;
+        if (mine < top) {   /* the biggest are another thread's: its turn */
+            for (unsigned i = 0; i < srv.nworkers; i++)
+                if (i != w->id &&
+                    published_top(atomic_load_explicit(&srv.workers[i].cev_published, memory_order_relaxed)) == top)
+                    wake_if_sleeping(w, &srv.workers[i]);
+            return;
+        }
+        evict_client(w, w->cev_head[mine]);
+    }
+}
+
+/* Count c's figure again; true when it grew. */
+static bool mem_recount(struct client *c) {
+    struct worker *w = c->w;
+    bool gone = c->flags & (CF_CLOSING | CF_CLOSE_ASAP);
+    size_t now = gone ? 0 : client_memory(c);
+    unsigned b = gone || (c->flags & CF_NO_EVICT) ? 0 : mem_bucket_of(now) + 1;
+    size_t before = c->mem;
+    if (now == before && b == c->mem_bucket) return false;
+    w->cev_mem = w->cev_mem - before + now;
+    c->mem = now;
+    if (b != c->mem_bucket) {
+        if (c->mem_bucket) bucket_unlink(w, c);
+        if (b) bucket_append(w, c, b - 1);
+    }
+    cev_publish(w);
+    return now > before;
+}
+
+void client_mem_update(struct client *c) {
+    struct worker *w = c->w;
+    /* grown to the limit: evict now, unless nobody could go (the
+     * iteration's check then looks again) */
+    if (mem_recount(c) && (c->mem_bucket || !w->cev_stuck) && w->cev_mem + w->cev_others >= w->cev_limit)
+        clients_evict(w);
+}
+
+void client_mem_forget(struct client *c) {
+    struct worker *w = c->w;
+    if (!c->mem && !c->mem_bucket) return;
+    w->cev_mem -= c->mem;
+    c->mem = 0;
+    if (c->mem_bucket) bucket_unlink(w, c);
+    cev_publish(w);
+}
+
+/* maxmemory-clients in bytes now (0: off), as Redis's
+ * getClientEvictionLimit: a percentage is of maxmemory (off without one),
+ * and no limit is under 128 KB, so that a bad setting cannot cut every
+ * client off. */
+static size_t client_eviction_limit(void) {
+    long long v = CONFIG_GET(maxmemory_clients);
+    size_t limit;
+    if (v > 0) {
+        limit = (size_t)v;
+    } else if (v < 0) {
+        long long maxmemory = CONFIG_GET(maxmemory);
+        if (maxmemory <= 0) return 0;
+        limit = (size_t)((double)maxmemory * (double)-v / 100);
+    } else {
+        return 0;
+    }
+    return limit < 128 * 1024 ? 128 * 1024 : limit;
+}
+
+void clients_evict_iteration(struct worker *w) {
+    size_t limit = client_eviction_limit();
+    if (RK_LIKELY(!limit && !w->cev_limit)) return;
+    if (!limit || !w->cev_limit) {
+        /* turned off or on: every client leaves, or takes its place, and
+         * the others see this thread counting once all of them have */
+        w->cev_limit = 0;
+        for (uint32_t i = 0; i < w->nclients_cap; i++) {
+            struct client *c = w->clients[i];
+            if (!c) continue;
+            if (limit) mem_recount(c);
+            else client_mem_forget(c);
+        }
+        if (!limit) w->cev_mem = 0;
+        w->cev_stuck = false;
+        w->cev_others = 0;
+        w->cev_limit = limit;
+        cev_publish(w);
+        if (!limit) return;
+    }
+    w->cev_limit = limit;
+    clients_evict(w);
 }
 
 /* Resume c ahead of the clients merely scheduled, behind those woken

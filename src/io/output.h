@@ -34,11 +34,19 @@ static inline bool obuf_class_limited(enum obuf_class k) {
 /* Over the limit, c is closed at the end of the iteration (callers may be
  * walking lists that hold it). cron: the periodic check is calling. */
 void client_check_obuf_limit(struct client *c, enum obuf_class k, bool cron);
+/* Client eviction (maxmemory-clients; output.c), while on (w->cev_limit):
+ * c's figure may have changed (grown: the biggest clients are evicted if
+ * every thread's together are now at the limit). client_mem_forget: c no
+ * longer counts (freed, or eviction turned off). */
+void client_mem_update(struct client *c);
+void client_mem_forget(struct client *c);
 /* c's output grew. Every reply passes here, so while its class has no
- * limit (the normal class's default) this costs one branch. */
+ * limit (the normal class's default) and client eviction is off this
+ * costs two branches. */
 static inline void client_output_grew(struct client *c) {
     enum obuf_class k = client_obuf_class(c);
     if (RK_UNLIKELY(obuf_class_limited(k))) client_check_obuf_limit(c, k, false);
+    if (RK_UNLIKELY(c->w->cev_limit)) client_mem_update(c);
 }
 /* Every cron period: soft limits whose seconds ran out while nothing more
  * was written, and limits lowered by CONFIG SET (Redis's clientsCron). */

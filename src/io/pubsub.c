@@ -103,10 +103,17 @@ static long long sub_count(const struct client *c, enum ps_kind k) {
     return (long long)(hashmap_count(c->subs->names[PS_CHANNEL]) + hashmap_count(c->subs->names[PS_PATTERN]));
 }
 
+/* After every change of c's subscriptions: their number, the pub/sub
+ * mode, and the bytes they take (client_memory). */
 static void set_nsubs(struct client *c) {
     c->nsubs = (uint32_t)(sub_count(c, PS_CHANNEL) + sub_count(c, PS_SHARD));
     if (c->nsubs) c->flags |= CF_PUBSUB;
     else c->flags &= ~CF_PUBSUB;
+    c->subs_mem = 0;
+    if (c->subs) {
+        c->subs_mem = sizeof *c->subs;
+        for (int k = 0; k < PS_KINDS; k++) c->subs_mem += hashmap_memory(c->subs->names[k]);
+    }
 }
 
 /* ---- directories ---- */

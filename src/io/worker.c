@@ -352,6 +352,7 @@ static void *worker_main(void *arg) {
         if (RK_UNLIKELY(w->shard.dead_tables != NULL) && !shard_is_held(w))
             saving |= lazyfree_step(&w->shard);   /* FLUSH... ASYNC: a slice more */
         xshard_flush(w);
+        clients_evict_iteration(w);   /* maxmemory-clients: victims close in the sends' pass */
         client_flush_sends(w);
         uint64_t work = w->stats.commands + w->stats.forwarded_in - work0;
         w->iter_cmds_avg = (w->iter_cmds_avg * 7 + work) / 8;
