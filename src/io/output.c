@@ -231,7 +231,7 @@ static void clients_evict(struct worker *w) {
         int mine = top_bucket(w->cev_nonempty);
         if (mine < 0 && top < 0) {
             if (!w->cev_stuck)
-                fprintf(stderr, "Over client maxmemory after evicting all evictable clients\n");
+                rk_log(LL_WARNING, "Over client maxmemory after evicting all evictable clients");
             w->cev_stuck = true;
             return;
         }
