@@ -114,7 +114,7 @@ static void log_evicted(struct client *c) {
     struct rbuf line = { 0 };
     client_info_line(c, false, &line, c->w->now_ms);
     if (line.len && line.buf[line.len - 1] == '\n') line.len--;
-    rk_log(LL_VERBOSE, "Evicting client: %.*s", (int)line.len, line.buf);
+    rk_log(LL_NOTICE, "Evicting client: %.*s", (int)line.len, line.buf);
     rbuf_free(&line);
 }
 

@@ -223,8 +223,6 @@ static void test_output_buffers(void **state)
 {
     struct fixture *f = FIX(state);
     control(f, "3mb");
-    /* Redis logs each eviction at the verbose level */
-    expect_ok(cmd(f->c, "CONFIG SET loglevel verbose"));
     char *v = malloc(BIG_LEN);
     memset(v, 'v', BIG_LEN);
     expect_ok(cmd(f->c, "SET big %b", v, (size_t)BIG_LEN));
