@@ -864,7 +864,7 @@ static void test_unlink_big_set(void **state)
     for (int i = 0; i < SET_MEMBERS; i += 1000 * 20) {
         for (int b = i; b < i + 1000 * 20; b += 1000) {
             const char *argv[1002];
-            static char names[1000][24];
+            static char names[1000][32];
             argv[0] = "SADD";
             argv[1] = "big";
             for (int k = 0; k < 1000; k++) {
@@ -944,7 +944,7 @@ static void test_rss_given_back(void **state)
 
     for (int i = 0; i < MEMBERS; i++) {
         const char *argv[1002];
-        static char names[1000][24];
+        static char names[1000][32];
         argv[0] = "SADD";
         argv[1] = "rssbig";
         for (int k = 0; k < 1000; k++) {
@@ -973,7 +973,7 @@ static void test_rss_given_back(void **state)
 static void sadd_1000(redisContext *c, const char *key)
 {
     const char *argv[1002];
-    static char names[1000][24];
+    static char names[1000][32];
     argv[0] = "SADD";
     argv[1] = key;
     for (int k = 0; k < 1000; k++) {
