@@ -76,11 +76,11 @@ size_t mem_used_peak_update(void);
  * batch): every worker's next cron asks the allocator to give free pages
  * back to the system, each for its own heap, so RSS follows. */
 void mem_trim_soon(void);
-/* A worker's share of memory upkeep, from its cron: takes the peak, and
- * trims (malloc_trim: mimalloc's collect in the server binary, glibc's
- * elsewhere) when mem_trim_soon was called since its last trim
- * (*trimmed: the request it last served). */
-void mem_cron(unsigned *trimmed);
+/* Whether a trim was asked for since this worker last served one
+ * (*served: the request it last served). The worker's cron then calls
+ * malloc_trim (mimalloc's collect in the server binary, glibc's elsewhere)
+ * for its own heap. */
+bool mem_trim_due(unsigned *served);
 /* Forget the peak (MEMORY STATS' peak is reset by CONFIG RESETSTAT in Redis). */
 void mem_used_peak_reset(void);
 

@@ -250,7 +250,7 @@ struct worker {
     /* time */
     long long now_ms;
     bool mem_refuse;                /* this iteration refuses deny-oom commands (evict.h) */
-    unsigned mem_trimmed;           /* the last trim request its cron served (mem_cron) */
+    unsigned mem_trimmed;           /* the last trim request its cron served (mem_trim_due) */
     long long last_cron_ms;
     long long last_expire_ms;
     long long last_peer_ms;        /* last iteration that exchanged messages with another worker */

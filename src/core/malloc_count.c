@@ -88,7 +88,7 @@ void *__libc_valloc(size_t n) { return valloc(n); }
 void *__libc_pvalloc(size_t n) { return pvalloc(n); }
 size_t malloc_usable_size(void *p) { return p ? mi_usable_size(p) : 0; }
 /* This thread's free pages, and those other threads freed into its heap,
- * back to the system (mem_cron). */
+ * back to the system (the worker's cron, mem_trim_due). */
 int malloc_trim(size_t pad) {
     (void)pad;
     mi_collect(true);

@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -195,7 +196,8 @@ static void worker_cron(struct worker *w) {
         resp_parser_trim(&w->parser, ARGV_KEEP_BYTES);
         if (w->batch_argv.cap > ARGV_KEEP_BYTES) rbuf_free(&w->batch_argv);
         if (!shard_is_held(w)) arena_release_if_empty(&w->shard.arena);   /* after FLUSHALL */
-        mem_cron(&w->mem_trimmed);
+        mem_used_peak_update();
+        if (mem_trim_due(&w->mem_trimmed)) malloc_trim(0);   /* after a FLUSHALL, a big DEL */
         client_cron(w);
         client_obuf_cron(w);
         persist_cron(w);

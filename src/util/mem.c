@@ -2,9 +2,9 @@
  * Memory accounting: the per-thread slots and their sum (see mem.h).
  */
 #include "ringkv/mem.h"
-#include "ringkv/common.h"
 
 #include <malloc.h>
+
 
 struct mem_slot rk_mem_slots[MEM_SLOTS];
 _Thread_local struct mem_slot *rk_mem_mine;
@@ -49,13 +49,11 @@ static _Atomic unsigned trim_epoch;   /* bumped by mem_trim_soon */
 
 void mem_trim_soon(void) { atomic_fetch_add_explicit(&trim_epoch, 1, memory_order_relaxed); }
 
-void mem_cron(unsigned *trimmed) {
-    mem_used_peak_update();
+bool mem_trim_due(unsigned *served) {
     unsigned epoch = atomic_load_explicit(&trim_epoch, memory_order_relaxed);
-    if (RK_UNLIKELY(epoch != *trimmed)) {
-        *trimmed = epoch;
-        malloc_trim(0);
-    }
+    if (__builtin_expect(epoch == *served, 1)) return false;
+    *served = epoch;
+    return true;
 }
 
 void mem_used_peak_reset(void) { atomic_store_explicit(&peak, mem_used(), memory_order_relaxed); }

@@ -44,6 +44,22 @@ long long h_now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+bool h_log_has(const struct server *s, const char *text)
+{
+    FILE *fp = fopen(s->log, "r");
+    if (!fp) return false;
+    char *all = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&all, &len);
+    char chunk[4096];
+    for (size_t n; (n = fread(chunk, 1, sizeof chunk, fp)) > 0;) fwrite(chunk, 1, n, mem);
+    fclose(mem);
+    fclose(fp);
+    bool found = all && strstr(all, text) != NULL;
+    free(all);
+    return found;
+}
+
 void h_sleep_ms(long ms)
 {
     struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };

@@ -209,6 +209,8 @@ unsigned h_key_slot(const char *key, size_t len);
 void h_two_shard_keys(const char *prefix, char *a, char *b);
 long long h_now_ms(void);
 void h_sleep_ms(long ms);
+/* Whether the server's log (its stdout and stderr, s->log) holds text. */
+bool h_log_has(const struct server *s, const char *text);
 
 /* Connections, one on each thread of the server (on redis-server, one):
  * conns[t] is on thread t. open() connects and has the connection answer

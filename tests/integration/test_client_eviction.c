@@ -128,22 +128,6 @@ static long long wait_evicted(redisContext *c, long long n)
     return v;
 }
 
-static bool log_has(const struct server *s, const char *text)
-{
-    FILE *fp = fopen(s->log, "r");
-    if (!fp) return false;
-    char *all = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&all, &len);
-    char chunk[4096];
-    for (size_t n; (n = fread(chunk, 1, sizeof chunk, fp)) > 0;) fwrite(chunk, 1, n, mem);
-    fclose(mem);
-    fclose(fp);
-    bool found = all && strstr(all, text) != NULL;
-    free(all);
-    return found;
-}
-
 /* The test's own connection controls the rest: never evicted itself.
  * Clients of earlier tests have gone first (their closes are
  * asynchronous), so that only this test's clients count. */
@@ -256,7 +240,7 @@ static void test_output_buffers(void **state)
         assert_true(raw_read_to_close(hog[h], 10000));
         raw_close(hog[h]);
     }
-    assert_true(log_has(&f->srv, "Evicting client: id="));
+    assert_true(h_log_has(&f->srv, "Evicting client: id="));
 
     char flags[16] = "";
     assert_true(client_mem(f->c, "keeper", flags) > 0);

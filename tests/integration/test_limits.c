@@ -59,22 +59,6 @@ static void expect_stat(redisContext *c, const char *field, long long lo, long l
     if (v < lo || v > hi) h_fail("%s is %lld, expected %lld..%lld", field, v, lo, hi);
 }
 
-static bool log_has(const struct server *s, const char *text)
-{
-    FILE *fp = fopen(s->log, "r");
-    if (!fp) return false;
-    char *all = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&all, &len);
-    char chunk[4096];
-    for (size_t n; (n = fread(chunk, 1, sizeof chunk, fp)) > 0;) fwrite(chunk, 1, n, mem);
-    fclose(mem);
-    fclose(fp);
-    bool found = strstr(all, text) != NULL;
-    free(all);
-    return found;
-}
-
 /* Two 100 KB values on different shards (with two threads), so a client's
  * GETs run both on its own thread and forwarded. */
 static void set_big_values(redisContext *c, char *a, char *b)
@@ -132,7 +116,7 @@ static void test_normal_hard_limit(void **state)
     expect_closed(hog);
     expect_stat(f->c, "client_output_buffer_limit_disconnections", 1, 1);
     expect_stat(f->c, "client_query_buffer_limit_disconnections", 0, 0);
-    assert_true(log_has(&f->srv, "scheduled to be closed ASAP for overcoming of output buffer limits."));
+    assert_true(h_log_has(&f->srv, "scheduled to be closed ASAP for overcoming of output buffer limits."));
     OK(f->c, "CONFIG RESETSTAT");
     expect_stat(f->c, "client_output_buffer_limit_disconnections", 0, 0);
     OK(f->c, "CONFIG SET client-output-buffer-limit %s", "normal 0 0 0");
@@ -148,7 +132,7 @@ static void test_normal_soft_limit(void **state)
     assert_true(client_gone(f, "softhog"));
     expect_closed(hog);
     expect_stat(f->c, "client_output_buffer_limit_disconnections", 1, 1);
-    assert_true(log_has(&f->srv, "for overcoming of output buffer limits."));
+    assert_true(h_log_has(&f->srv, "for overcoming of output buffer limits."));
     OK(f->c, "CONFIG SET client-output-buffer-limit %s", "normal 0 0 0");
     server_healthy(f->c);
 }
@@ -230,7 +214,7 @@ static void test_query_buffer_limit(void **state)
     raw_close(r);
     expect_stat(f->c, "client_query_buffer_limit_disconnections", 1, 1);
     expect_stat(f->c, "client_output_buffer_limit_disconnections", 0, 0);
-    assert_true(log_has(&f->srv, "Closing client that reached max query buffer length"));
+    assert_true(h_log_has(&f->srv, "Closing client that reached max query buffer length"));
     NIL(f->c, "GET big");
     OK(f->c, "CONFIG SET client-query-buffer-limit 1gb");
     server_healthy(f->c);
