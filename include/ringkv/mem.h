@@ -78,8 +78,8 @@ size_t mem_used_peak_update(void);
 void mem_trim_soon(void);
 /* Whether a trim was asked for since this worker last served one
  * (*served: the request it last served). The worker's cron then calls
- * malloc_trim (mimalloc's collect in the server binary, glibc's elsewhere)
- * for its own heap. */
+ * malloc_trim (mimalloc's collect) for its own heap. Never due in builds
+ * without malloc_count.c (the sanitizers, unit tests). */
 bool mem_trim_due(unsigned *served);
 /* Forget the peak (MEMORY STATS' peak is reset by CONFIG RESETSTAT in Redis). */
 void mem_used_peak_reset(void);
