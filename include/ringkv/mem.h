@@ -76,11 +76,20 @@ size_t mem_used_peak_update(void);
  * batch): every worker's next cron asks the allocator to give free pages
  * back to the system, each for its own heap, so RSS follows. */
 void mem_trim_soon(void);
-/* Whether a trim was asked for since this worker last served one
- * (*served: the request it last served). The worker's cron then calls
- * malloc_trim (mimalloc's collect) for its own heap. Never due in builds
- * without malloc_count.c (the sanitizers, unit tests). */
-bool mem_trim_due(unsigned *served);
+/* A worker's side of the trim requests: the last one it served, and how
+ * many more ticks it trims for it. The allocator gives back freed
+ * segments only after a delay, so one collect right after the free is not
+ * enough: a request is served over MEM_TRIM_TICKS ticks. */
+struct mem_trim_state {
+    unsigned served;
+    unsigned ticks_left;
+};
+#define MEM_TRIM_TICKS 3
+/* Whether this worker's cron should trim now: a trim was asked for in the
+ * last MEM_TRIM_TICKS ticks. The cron then calls malloc_trim (mimalloc's
+ * collect) for its own heap. Never due in builds without malloc_count.c
+ * (the sanitizers, unit tests). */
+bool mem_trim_due(struct mem_trim_state *st);
 /* Forget the peak (MEMORY STATS' peak is reset by CONFIG RESETSTAT in Redis). */
 void mem_used_peak_reset(void);
 

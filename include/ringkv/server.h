@@ -16,6 +16,7 @@
 #include "ringkv/common.h"
 #include "ringkv/command.h"
 #include "ringkv/db.h"
+#include "ringkv/mem.h"
 #include "ringkv/pubsub_dir.h"
 #include "ringkv/resp.h"
 #include "ringkv/spsc.h"
@@ -250,7 +251,7 @@ struct worker {
     /* time */
     long long now_ms;
     bool mem_refuse;                /* this iteration refuses deny-oom commands (evict.h) */
-    unsigned mem_trimmed;           /* the last trim request its cron served (mem_trim_due) */
+    struct mem_trim_state mem_trim; /* trim requests its cron serves (mem_trim_due) */
     long long last_cron_ms;
     long long last_expire_ms;
     long long last_peer_ms;        /* last iteration that exchanged messages with another worker */

@@ -197,7 +197,7 @@ static void worker_cron(struct worker *w) {
         if (w->batch_argv.cap > ARGV_KEEP_BYTES) rbuf_free(&w->batch_argv);
         if (!shard_is_held(w)) arena_release_if_empty(&w->shard.arena);   /* after FLUSHALL */
         mem_used_peak_update();
-        if (mem_trim_due(&w->mem_trimmed)) malloc_trim(0);   /* after a FLUSHALL, a big DEL */
+        if (mem_trim_due(&w->mem_trim)) malloc_trim(0);   /* after a FLUSHALL, a big DEL */
         client_cron(w);
         client_obuf_cron(w);
         persist_cron(w);

@@ -49,14 +49,18 @@ static _Atomic unsigned trim_epoch;   /* bumped by mem_trim_soon */
 
 void mem_trim_soon(void) { atomic_fetch_add_explicit(&trim_epoch, 1, memory_order_relaxed); }
 
-bool mem_trim_due(unsigned *served) {
+bool mem_trim_due(struct mem_trim_state *st) {
     /* only over mimalloc (malloc_count.c): glibc's malloc_trim in a
      * sanitizer build sets up glibc arenas that the sanitizer's malloc
      * never attached, and the thread's exit then aborts */
     if (!rk_mem_heap_counted) return false;
     unsigned epoch = atomic_load_explicit(&trim_epoch, memory_order_relaxed);
-    if (__builtin_expect(epoch == *served, 1)) return false;
-    *served = epoch;
+    if (__builtin_expect(epoch != st->served, 0)) {
+        st->served = epoch;
+        st->ticks_left = MEM_TRIM_TICKS;
+    }
+    if (__builtin_expect(st->ticks_left == 0, 1)) return false;
+    st->ticks_left--;
     return true;
 }
 
