@@ -66,7 +66,11 @@ struct shard {
     struct evict_pool *evict_pool;   /* best candidates seen, NULL until needed */
     unsigned evict_db;               /* next database for the random policies */
     _Atomic size_t evictable;        /* keys the policy may evict, as of the owner's last iteration */
-    _Atomic size_t evict_weight;     /* its entry bytes then: its share of an overage */
+    long long evictable_ms;          /* when the owner published that */
+    _Atomic uint64_t evict_best;     /* its best candidate's score + 1 (0: none), for the ranked policies */
+    _Atomic int evict_best_policy;   /* under which policy */
+    _Atomic long long evict_best_ms; /* when it published that */
+    long long evict_share_until_ms;  /* freed its share while the others were not known: waits for them */
     struct dead_table *dead_tables;  /* emptied ASYNC, freed by the owner in steps (lazyfree.h) */
     /* snapshots (below) */
     bool snap_active;             /* a snapshot is saving this shard */

@@ -4,16 +4,20 @@
  *
  * The limit is global, the keyspace is not: each worker evicts from its own
  * shard only, once per loop iteration (evict_iteration), while the sum of
- * every thread's allocations is over the limit, its share of the overage
- * (in proportion to the entry bytes each shard holds), waking sleeping
- * peers for theirs. So no thread ever touches another's keys to make room,
- * and a shard that takes all the writes evicts what it holds. Within a shard, keys are
- * picked as Redis picks them: a pool of the best candidates seen, refilled
- * by sampling maxmemory-samples keys per database (allkeys-* from every
- * key, volatile-* from keys with a TTL), best first by idle time (LRU),
- * by a low access frequency (LFU) or by the nearest expiry (TTL); the
- * random policies take any (volatile: any with a TTL). An iteration evicts
- * for at most the time maxmemory-eviction-tenacity allows, as Redis's
+ * every thread's allocations is over the limit. So no thread ever touches
+ * another's keys to make room, and a shard that takes all the writes
+ * evicts what it holds. Within a shard, keys are picked as Redis picks
+ * them: a pool of the best candidates seen, refilled by sampling
+ * maxmemory-samples keys per database (allkeys-* from every key, volatile-*
+ * from keys with a TTL), best first by idle time (LRU), by a low access
+ * frequency (LFU) or by the nearest expiry (TTL); the random policies take
+ * any (volatile: any with a TTL). Across shards the ranked policies merge:
+ * each shard publishes its best candidate's score and evicts only while no
+ * other offers a better one, so the victims are the worst over the whole
+ * keyspace; a shard whose peers have not published lately (and the random
+ * policies) frees its share of the overage, in proportion to the keys each
+ * could evict, and wakes sleeping peers. An iteration evicts for at most
+ * the time maxmemory-eviction-tenacity allows, as Redis's
  * performEvictions, and goes on at the next.
  *
  * The iteration's verdict holds for the commands of that iteration: while
@@ -32,11 +36,12 @@ struct shard;
 
 /* The worker's turn, once per loop iteration (may_evict: the shard is not
  * held by a transaction): evict from s while used_memory is over
- * maxmemory, up to s's share of the overage and within the tenacity's
- * time, and publish what s could still evict and its entry bytes. all:
- * every shard, whose published figures give the shares and say whether
- * anything is left to evict anywhere. *wake_peers: still over, the other
- * workers should take their turn now rather than at their next tick.
+ * maxmemory, while s holds the best candidate of all shards (or, peers
+ * not known, up to s's share of the overage) and within the tenacity's
+ * time, and publish what s could still evict and its best candidate.
+ * all: every shard, whose published figures decide who evicts and say
+ * whether anything is left to evict anywhere. *wake_peers: still over, the
+ * other workers should take their turn now rather than at their next tick.
  * Returns whether deny-oom commands must be refused until the next
  * iteration. */
 bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards, long long now_ms, bool may_evict,

@@ -349,6 +349,12 @@ static void *worker_main(void *arg) {
         client_pause_tick(w);      /* paused clients whose pause is over go on the resume list */
         clients_resume_scheduled(w);
         if (RK_UNLIKELY(monitor_pending(w))) monitor_flush(w);
+        /* Redis evicts before the command after the one that went over:
+         * evicting now, before this iteration's replies leave (rather than
+         * only when something next wakes us), gets the evicted keys'
+         * invalidations, and peers rung for their part, ahead of the
+         * client's next command */
+        if (w->stats.commands + w->stats.forwarded_in != work0) worker_evict(w);
         tracking_iteration(w);     /* invalidations: ours delivered, the others' into messages */
         bool saving = persist_iteration(w);   /* a snapshot's next entries, its file writes */
         if (RK_UNLIKELY(w->shard.dead_tables != NULL) && !shard_is_held(w))

@@ -24,6 +24,10 @@
 #define SAMPLE_MAX       64        /* maxmemory-samples above this sample this many */
 #define VOLATILE_SAMPLES 4096      /* entries a volatile policy reads per database and pick, at most */
 #define CHECK_EVERY      16        /* evictions between looks at the clock, as Redis */
+/* Samples taken per database and pick, at most: a sample may come back
+ * empty (a sparse stretch of a growing table, or of the old part near the
+ * end of a migration), which says nothing about the rest of the table. */
+#define SAMPLE_TRIES     64
 
 static bool policy_volatile(enum evict_policy p) { return p <= EVICT_VOLATILE_TTL; }
 
@@ -42,6 +46,7 @@ static const char *pool_key(const struct pool_entry *pe) {
 }
 
 struct evict_pool {
+    enum evict_policy policy;         /* the scores' kind */
     unsigned n;                       /* entries [0, n), ascending by score */
     struct pool_entry e[POOL_SIZE];
 };
@@ -119,9 +124,10 @@ static void pool_populate(struct shard *s, unsigned dbi, enum evict_policy p, lo
     size_t want = (size_t)CONFIG_GET(maxmemory_samples), offered = 0;
     if (want > SAMPLE_MAX) want = SAMPLE_MAX;
     struct kv_entry *found[SAMPLE_MAX];
-    for (size_t seen = 0; offered < want && seen < (policy_volatile(p) ? VOLATILE_SAMPLES : 1);) {
+    size_t seen = 0;
+    for (unsigned tries = 0; offered < want && seen < (policy_volatile(p) ? VOLATILE_SAMPLES : 1) && tries < SAMPLE_TRIES;
+         tries++) {
         size_t n = table_sample(&db->table, rk_random(), found, policy_volatile(p) ? SAMPLE_MAX : want, 8 * SAMPLE_MAX);
-        if (!n) break;
         seen += n;
         for (size_t i = 0; i < n && offered < want; i++) {
             if (policy_volatile(p) && !entry_has_expire(found[i])) continue;
@@ -131,10 +137,15 @@ static void pool_populate(struct shard *s, unsigned dbi, enum evict_policy p, lo
     }
 }
 
-/* The best candidate still in its table: its key is copied to out. */
-static bool pool_pick(struct shard *s, enum evict_policy p, long long now_ms, unsigned *dbi, struct rbuf *out) {
+/* Leave the best candidate still in its table at the pool's top; its
+ * score to *score. False: the policy finds nothing here. */
+static bool pool_peek(struct shard *s, enum evict_policy p, long long now_ms, uint64_t *score) {
     if (!s->evict_pool) s->evict_pool = rk_calloc(1, sizeof *s->evict_pool);
     struct evict_pool *pool = s->evict_pool;
+    if (pool->policy != p) {   /* scores of another kind do not compare */
+        while (pool->n) pool_remove(pool, pool->n - 1);
+        pool->policy = p;
+    }
     for (int round = 0; round < 4; round++) {
         size_t any = 0;
         for (unsigned d = 0; d < s->ndb; d++) {
@@ -148,17 +159,24 @@ static bool pool_pick(struct shard *s, enum evict_policy p, long long now_ms, un
             struct kv_table *t = &s->dbs[pe->dbi].table;
             const char *k = pool_key(pe);
             struct kv_entry **slot = table_find(t, k, pe->klen, table_hash(k, pe->klen));
-            bool ok = slot && (!policy_volatile(p) || entry_has_expire(*slot));
-            if (ok) {
-                *dbi = pe->dbi;
-                out->len = 0;
-                rbuf_append(out, k, pe->klen);
+            if (slot && (!policy_volatile(p) || entry_has_expire(*slot))) {
+                *score = pe->score;
+                return true;
             }
             pool_remove(pool, pool->n - 1);
-            if (ok) return true;
         }
     }
     return false;
+}
+
+/* Take the pool's top (pool_peek left it there): its key to out. */
+static void pool_take(struct shard *s, unsigned *dbi, struct rbuf *out) {
+    struct evict_pool *pool = s->evict_pool;
+    struct pool_entry *pe = &pool->e[pool->n - 1];
+    *dbi = pe->dbi;
+    out->len = 0;
+    rbuf_append(out, pool_key(pe), pe->klen);
+    pool_remove(pool, pool->n - 1);
 }
 
 /* Any key of the shard (volatile: any with a TTL), databases in turn. */
@@ -172,9 +190,9 @@ static bool random_pick(struct shard *s, enum evict_policy p, unsigned *dbi, str
             e = table_random(&db->table, rk_random());
         } else {
             struct kv_entry *found[SAMPLE_MAX];
-            for (size_t seen = 0; !e && seen < VOLATILE_SAMPLES;) {
+            size_t seen = 0;
+            for (unsigned tries = 0; !e && seen < VOLATILE_SAMPLES && tries < SAMPLE_TRIES; tries++) {
                 size_t got = table_sample(&db->table, rk_random(), found, SAMPLE_MAX, 8 * SAMPLE_MAX);
-                if (!got) break;
                 seen += got;
                 for (size_t i = 0; i < got && !e; i++)
                     if (entry_has_expire(found[i])) e = found[i];
@@ -212,62 +230,120 @@ static size_t candidates_everywhere(struct shard *const *all, unsigned nshards) 
     return n;
 }
 
-/* Evict from s until used_memory is under limit, this thread freed share
- * bytes, or the time is up. Returns false when the policy found nothing
- * more to take here. */
-static bool evict_until(struct shard *s, enum evict_policy p, size_t limit, size_t share, long long now_ms) {
-    struct cmd_ctx ctx = { .shard = s, .shards = &s, .nshards = 1, .now_ms = now_ms };
-    struct rbuf key = {0};
-    uint64_t start = monotonic_us(), budget = time_limit_us();
-    unsigned dbi, evicted = 0;
-    bool found = true;
-    long long mine_before = mem_thread_bytes();
-    while (mem_used() > limit && mine_before - mem_thread_bytes() < (long long)share) {
-        found = (p == EVICT_ALLKEYS_RANDOM || p == EVICT_VOLATILE_RANDOM) ? random_pick(s, p, &dbi, &key)
-                                                                          : pool_pick(s, p, now_ms, &dbi, &key);
-        if (!found) break;
-        db_evict_key(&ctx, dbi, (struct slice){ key.buf, key.len });
-        if (++evicted % CHECK_EVERY == 0 && monotonic_us() - start > budget) break;
-    }
-    rbuf_free(&key);
-    return found;
+/* A peer's best counts while it is this fresh; an older one is not known. */
+#define BEST_FRESH_MS 50
+/* Without a limit, how often a shard publishes what it could evict. */
+#define EVICTABLE_EVERY_MS 100
+
+static void publish_best(struct shard *s, uint64_t best, enum evict_policy p, long long now_ms) {
+    atomic_store_explicit(&s->evict_best, best, memory_order_relaxed);
+    atomic_store_explicit(&s->evict_best_policy, (int)p, memory_order_relaxed);
+    atomic_store_explicit(&s->evict_best_ms, now_ms, memory_order_relaxed);
 }
 
-/* This shard's part of the bytes to free: the overage in proportion to
- * the entry bytes it holds (what the others last published), so that each
- * shard gives up its own worst keys rather than the first to run all of
- * its own. */
+/* The best score the other shards offer now under policy p (0: none);
+ * *unknown: some shard has not published one lately. */
+static uint64_t peers_best(const struct shard *s, struct shard *const *all, unsigned nshards, enum evict_policy p,
+                           long long now_ms, bool *unknown) {
+    uint64_t best = 0;
+    *unknown = false;
+    for (unsigned i = 0; i < nshards; i++) {
+        if (all[i] == s) continue;
+        if (now_ms - atomic_load_explicit(&all[i]->evict_best_ms, memory_order_relaxed) > BEST_FRESH_MS ||
+            atomic_load_explicit(&all[i]->evict_best_policy, memory_order_relaxed) != (int)p) {
+            *unknown = true;
+            continue;
+        }
+        uint64_t b = atomic_load_explicit(&all[i]->evict_best, memory_order_relaxed);
+        if (b > best) best = b;
+    }
+    return best;
+}
+
+/* This shard's part of the bytes to free while it cannot rank its keys
+ * against the others': the overage in proportion to the keys it may evict
+ * (as the others last published theirs), so that every shard gives up
+ * keys, not only the first to run. */
 static size_t share_of(const struct shard *s, struct shard *const *all, unsigned nshards, size_t over) {
-    size_t mine = s->arena.used_bytes, total = mine;
+    size_t mine = atomic_load_explicit(&s->evictable, memory_order_relaxed), total = mine;
     for (unsigned i = 0; i < nshards; i++)
-        if (all[i] != s) total += atomic_load_explicit(&all[i]->evict_weight, memory_order_relaxed);
+        if (all[i] != s) total += atomic_load_explicit(&all[i]->evictable, memory_order_relaxed);
     if (total == mine) return over;
     size_t share = (size_t)((double)over * ((double)mine / (double)total));
     return share ? share : 1;
+}
+
+enum evict_outcome { EVICT_DONE, EVICT_DEFERRED, EVICT_NOTHING };
+
+/* Evict from s until used_memory is under limit or the time is up. The
+ * ranked policies take this shard's best candidate only while no other
+ * shard offers a better one: each publishes its best before comparing, so
+ * the best over all shards goes first, as in one keyspace. While some
+ * shard has not published lately (asleep, or it was held), this shard
+ * frees its share of the overage, then waits a moment for the others to
+ * publish (they are woken for it). The random policies free their shares
+ * each iteration. */
+static enum evict_outcome evict_until(struct shard *s, struct shard *const *all, unsigned nshards,
+                                      enum evict_policy p, size_t limit, long long now_ms) {
+    struct cmd_ctx ctx = { .shard = s, .shards = &s, .nshards = 1, .now_ms = now_ms };
+    struct rbuf key = {0};
+    bool random = p == EVICT_ALLKEYS_RANDOM || p == EVICT_VOLATILE_RANDOM;
+    size_t used = mem_used(), share = share_of(s, all, nshards, used - limit);
+    uint64_t start = monotonic_us(), budget = time_limit_us();
+    long long freed = 0;   /* by the evictions themselves, on this thread */
+    unsigned dbi = 0, evicted = 0;
+    enum evict_outcome out = EVICT_DONE;
+    while (used > limit) {
+        bool unknown = random;
+        if (random) {
+            if (!random_pick(s, p, &dbi, &key)) { out = EVICT_NOTHING; break; }
+        } else {
+            uint64_t score;
+            if (!pool_peek(s, p, now_ms, &score)) { out = EVICT_NOTHING; break; }
+            publish_best(s, score + 1, p, now_ms);
+            uint64_t theirs = nshards > 1 ? peers_best(s, all, nshards, p, now_ms, &unknown) : 0;
+            if ((!unknown && score + 1 < theirs) || (unknown && now_ms < s->evict_share_until_ms)) {
+                out = EVICT_DEFERRED;
+                break;
+            }
+        }
+        if (unknown && freed >= (long long)share) {
+            if (!random) s->evict_share_until_ms = now_ms + BEST_FRESH_MS;
+            break;
+        }
+        if (!random) pool_take(s, &dbi, &key);
+        long long before = mem_thread_bytes();
+        db_evict_key(&ctx, dbi, (struct slice){ key.buf, key.len });
+        freed += before - mem_thread_bytes();
+        if (++evicted % CHECK_EVERY == 0 && monotonic_us() - start > budget) break;
+        used = mem_used();
+    }
+    if (out == EVICT_NOTHING) publish_best(s, 0, p, now_ms);
+    rbuf_free(&key);
+    return out;
 }
 
 bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards, long long now_ms, bool may_evict,
                      bool *wake_peers) {
     *wake_peers = false;
     long long maxmemory = CONFIG_GET(maxmemory);
+    bool publish = may_evict && (maxmemory > 0 || now_ms - s->evictable_ms >= EVICTABLE_EVERY_MS);
+    if (RK_UNLIKELY(publish)) {   /* the shares are known when a limit comes */
+        atomic_store_explicit(&s->evictable, shard_candidates(s, evict_policy_now()), memory_order_relaxed);
+        s->evictable_ms = now_ms;
+    }
     if (RK_LIKELY(maxmemory <= 0)) return false;
     enum evict_policy p = evict_policy_now();
-    if (may_evict) {
-        atomic_store_explicit(&s->evictable, shard_candidates(s, p), memory_order_relaxed);
-        atomic_store_explicit(&s->evict_weight, s->arena.used_bytes, memory_order_relaxed);
-    }
-    size_t used = mem_used();
-    if (used <= (size_t)maxmemory) return false;
+    if (!may_evict) publish_best(s, 0, p, 0);   /* not known: the others free their shares meanwhile */
+    if (mem_used() <= (size_t)maxmemory) return false;
     if (p == EVICT_NOEVICTION) return true;
     if (may_evict) {
-        size_t share = share_of(s, all, nshards, used - (size_t)maxmemory);
+        enum evict_outcome out = evict_until(s, all, nshards, p, (size_t)maxmemory, now_ms);
         /* keys the sampling cannot find (a few TTL keys among many) do not
          * count as evictable: without them the limit must refuse writes */
-        bool found = evict_until(s, p, (size_t)maxmemory, share, now_ms);
-        atomic_store_explicit(&s->evictable, found ? shard_candidates(s, p) : 0, memory_order_relaxed);
-        atomic_store_explicit(&s->evict_weight, s->arena.used_bytes, memory_order_relaxed);
+        atomic_store_explicit(&s->evictable, out == EVICT_NOTHING ? 0 : shard_candidates(s, p), memory_order_relaxed);
         if (mem_used() <= (size_t)maxmemory) return false;
     }
-    *wake_peers = nshards > 1;   /* the others' shares */
+    *wake_peers = nshards > 1;   /* the others' turn: better candidates or their shares */
     return candidates_everywhere(all, nshards) == 0;
 }

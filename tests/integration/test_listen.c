@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,13 +29,17 @@ static void sleep_ms(int ms)
  * mode), its output going to log. */
 static pid_t spawn_on(int port, int threads, const char *log)
 {
-    char p[16], t[16];
+    char p[16], t[16], dir[64];
     snprintf(p, sizeof p, "%d", port);
     snprintf(t, sizeof t, "%d", threads);
+    /* a directory of its own: a dump.rdb another test left in the working
+     * directory would be loaded (and PING answered -LOADING meanwhile) */
+    snprintf(dir, sizeof dir, "/tmp/ringkv-listen-%d.d", (int)getpid());
+    mkdir(dir, 0755);
     const char *bin = getenv("RINGKV_BIN") ? getenv("RINGKV_BIN") : "build/ringkv";
-    const char *ringkv[] = { bin, "--port", p, "--bind", "127.0.0.1", "--threads", t, "--save", "", NULL };
+    const char *ringkv[] = { bin, "--port", p, "--bind", "127.0.0.1", "--threads", t, "--save", "", "--dir", dir, NULL };
     const char *redis[] = { "redis-server", "--port", p, "--bind", "127.0.0.1", "--save", "",
-                            "--appendonly", "no", NULL };
+                            "--appendonly", "no", "--dir", dir, NULL };
     const char *const *argv = h_redis_mode() ? redis : ringkv;
 
     pid_t pid = fork();

@@ -16,11 +16,6 @@
  * builds, jemalloc in redis-server).
  *
  * Every expectation passes against redis-server 7.0 (RINGKV_TEST_REDIS=1).
- * One known difference skips tests on ringkv only (SKIP_RINGKV_BUG): with
- * several threads each shard picks its victims among its own keys
- * (evict.h), not over the whole keyspace (test_lru_keeps_recent and
- * test_volatile_ttl_nearest_first, keys spread). Their one-shard variants
- * run everywhere.
  */
 #include "harness.h"
 
@@ -72,13 +67,6 @@ static long long poll_used_le(redisContext *c, long long limit)
 
 /* Under the limit itself: the evictions are over (bounded poll). */
 static long long settle(redisContext *c, long long maxmem) { return poll_used_le(c, maxmem); }
-
-/* A test that fails on ringkv because of a known ringkv bug (named in the
- * comment where it is used): skipped there until the bug is fixed, still
- * run against redis-server to keep the expectations checked. */
-#define SKIP_RINGKV_BUG(cond, why) do { if (!h_redis_mode() && (cond)) { \
-        print_message("[  SKIP    ] ringkv bug: %s\n", (why)); \
-        skip(); } } while (0)
 
 enum ttl_mode { TTL_NONE, TTL_HALF, TTL_3Q, TTL_ALL };
 
@@ -381,18 +369,9 @@ struct kfmt { const char *cold, *fresh; };
 static const struct kfmt SPREAD = { "c:%d", "n:%d" };
 static const struct kfmt ONE_SHARD = { "{t}c:%d", "{t}n:%d" };
 
-/* KNOWN DIFFERENCE (per-shard victims): with more than one thread, each worker
- * evicts from its own shard while the total is over the limit, and the
- * first to run its iteration (the writing client's, or the one woken
- * first) does nearly all of it: it gives up its own recent / far-expiring
- * keys while the other shards keep old / near-expiring ones. Redis picks
- * the victims over the whole keyspace. Observed: allkeys-lru, --threads 3,
- * keys spread: 79 of 200 hot keys evicted, at the cold keys' rate;
- * volatile-ttl, --threads 2, maxmemory lowered by 600 keys: shard 0 lost
- * 475 of its 500 EX 1000 keys and 231 of its 500 EX 100000 keys, shard 1
- * nothing. The one-shard variants (a hash tag) run with any thread count. */
-#define SKIP_SPREAD_MT(kf) SKIP_RINGKV_BUG((kf) == &SPREAD && h_threads() > 1 && getenv("RINGKV_SPREAD_ORDER") == NULL, \
-        "with several threads each shard evicts its own keys: victims not chosen over the whole keyspace")
+/* Keys spread over every shard (several threads): the victims must still
+ * be the worst over the whole keyspace, as in Redis; the one-shard variants
+ * (a hash tag) keep every key on one shard. */
 
 /* After the cold keys, the hot ones touched and the limit set: write
  * FRESH new keys, touching the hot keys between batches when retouch,
@@ -470,7 +449,6 @@ static void lru_keeps_recent(redisContext *c, const struct kfmt *kf)
 
 static void test_lru_keeps_recent(void **state)
 {
-    SKIP_SPREAD_MT(&SPREAD);
     lru_keeps_recent(FIX(state)->c, &SPREAD);
 }
 static void test_lru_keeps_recent_one_shard(void **state) { lru_keeps_recent(FIX(state)->c, &ONE_SHARD); }
@@ -503,8 +481,6 @@ static void lfu_keeps_frequent(redisContext *c, const struct kfmt *kf)
     OK(c, "CONFIG SET maxmemory-policy noeviction");
 }
 
-/* Not hit by the per-shard victims bug: every shard holds plenty of keys
- * as rarely used as the cold ones (the new keys). */
 static void test_lfu_keeps_frequent(void **state)
 {
     lfu_keeps_frequent(FIX(state)->c, &SPREAD);
@@ -566,7 +542,6 @@ static void volatile_ttl_nearest_first(redisContext *c, const char *near_fmt, co
 
 static void test_volatile_ttl_nearest_first(void **state)
 {
-    SKIP_SPREAD_MT(&SPREAD);
     volatile_ttl_nearest_first(FIX(state)->c, "near:%d", "far:%d");
 }
 static void test_volatile_ttl_nearest_first_one_shard(void **state)
