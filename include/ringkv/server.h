@@ -253,7 +253,7 @@ struct worker {
     bool mem_refuse;                /* this iteration refuses deny-oom commands (evict.h) */
     struct mem_trim_state mem_trim; /* trim requests its cron serves (mem_trim_due) */
     long long last_cron_ms;
-    long long last_expire_ms;
+    long long last_shard_cron_ms;
     long long last_peer_ms;        /* last iteration that exchanged messages with another worker */
     long long next_deadline_ms;    /* earliest timeout of a blocked client, LLONG_MAX if none */
     struct worker_stats stats;

@@ -180,14 +180,19 @@ static void handle_cqe(struct worker *w, struct io_uring_cqe *cqe) {
 
 static void worker_cron(struct worker *w) {
     long long period = 1000 / CONFIG_GET(hz);
-    /* Active expiry is due every period but must not touch a shard that a
-     * transaction holds; it then runs at the first iteration after the
-     * release, not a whole period later. Nor does it run while a client
-     * pause is in force: as in Redis, a paused server deletes nothing. */
-    if (w->now_ms - w->last_expire_ms >= period && !shard_is_held(w) && !client_expiry_paused(w->now_ms) &&
-        !(atomic_load_explicit(&rk_persist.gate, memory_order_acquire) & PERSIST_GATE_LOADING)) {
-        w->last_expire_ms = w->now_ms;
-        shard_active_expire(&w->shard, w->now_ms, 1000 * 1000 / CONFIG_GET(hz) / 40);   /* 2.5% of a tick, as Redis */
+    /* The shard's upkeep (active expiry, giving back an empty arena) is
+     * due every period but must not touch a shard that a transaction holds;
+     * it then runs at the first iteration after the release, not a whole
+     * period later: a client polling INFO (which holds every shard) wakes
+     * us, and the cron with it, just as its hold is granted. Nor does
+     * expiry run while a client pause is in force: as in Redis, a paused
+     * server deletes nothing. */
+    if (w->now_ms - w->last_shard_cron_ms >= period && !shard_is_held(w)) {
+        w->last_shard_cron_ms = w->now_ms;
+        if (!client_expiry_paused(w->now_ms) &&
+            !(atomic_load_explicit(&rk_persist.gate, memory_order_acquire) & PERSIST_GATE_LOADING))
+            shard_active_expire(&w->shard, w->now_ms, 1000 * 1000 / CONFIG_GET(hz) / 40);   /* 2.5% of a tick, as Redis */
+        arena_release_if_empty(&w->shard.arena);   /* after FLUSHALL */
     }
     if (w->now_ms - w->last_cron_ms >= period) {
         w->last_cron_ms = w->now_ms;
@@ -195,7 +200,6 @@ static void worker_cron(struct worker *w) {
          * Redis's clientsCron gives back a client's big query buffer */
         resp_parser_trim(&w->parser, ARGV_KEEP_BYTES);
         if (w->batch_argv.cap > ARGV_KEEP_BYTES) rbuf_free(&w->batch_argv);
-        if (!shard_is_held(w)) arena_release_if_empty(&w->shard.arena);   /* after FLUSHALL */
         mem_used_peak_update();
         if (mem_trim_due(&w->mem_trim)) malloc_trim(0);   /* after a FLUSHALL, a big DEL */
         client_cron(w);
