@@ -11,11 +11,12 @@
 #
 #   MEMBERS=10000000 bench/del_stall.sh            # writes bench/RESULTS_DEL_STALL.md
 #
-# Knobs: MEMBERS (10000000), WAYS ("del lazydel unlink flushasync"),
+# Knobs: MEMBERS (10000000), AFTER (4: seconds the probe goes on after the command), WAYS ("del lazydel unlink flushasync"),
 # SERVERS ("redis ringkv-t1"), OUT (bench/RESULTS_DEL_STALL.md).
 set -euo pipefail
 
 MEMBERS=${MEMBERS:-10000000}
+AFTER=${AFTER:-4}
 WAYS=${WAYS:-"del lazydel unlink flushasync"}
 SERVERS=${SERVERS:-"redis ringkv-t1"}
 SERVER_CPU=${SERVER_CPU:-0}
@@ -70,7 +71,7 @@ for way in $WAYS; do
         # shellcheck disable=SC2086
         "$CLI" -p "$PORT" $cmd >/dev/null
         t1=$(date +%s%N)
-        sleep 1
+        sleep "$AFTER"   # the lazyfree thread's work, and the trims after it
         kill -TERM "$probe"
         wait "$probe" || true
         stall=$(cat "$WORK/probe")

@@ -15,6 +15,12 @@
  *     from its loop (lazyfree_step): an arena is only ever touched by the
  *     thread that may touch its shard. Their big objects go to the thread.
  *
+ * Nothing here asks the allocator to trim (mem_trim_soon): what the
+ * background thread frees goes back to the owner's heap (mimalloc's
+ * cross-thread frees), and a trim would have the owner take all of it back
+ * at once, a stall as long as the synchronous free it replaces. Left alone,
+ * the owner takes the blocks back a page at a time as it allocates.
+ *
  * lazyfree_pending_objects and lazyfreed_objects (INFO memory) count both,
  * as Redis counts what it hands to its lazyfree thread.
  */

@@ -72,8 +72,8 @@ size_t mem_used(void);
 /* INFO's used_memory_peak: take mem_used() into the peak (every worker's
  * cron, and whoever reports it) and return the peak. */
 size_t mem_used_peak_update(void);
-/* Much was just freed (a FLUSHALL, a big DEL, the lazyfree thread's
- * batch): every worker's next cron asks the allocator to give free pages
+/* Much was just freed by its owner (a FLUSHALL, a big DEL): every
+ * worker's next cron asks the allocator to give free pages
  * back to the system, each for its own heap, so RSS follows. */
 void mem_trim_soon(void);
 /* A worker's side of the trim requests: the last one it served, and how

@@ -52,7 +52,6 @@ static void *freer_main(void *arg) {
             atomic_fetch_sub_explicit(&pending, 1, memory_order_relaxed);
             atomic_fetch_add_explicit(&freed, 1, memory_order_relaxed);
         }
-        mem_trim_soon();   /* the owners' heaps hold the pages it freed */
         pthread_mutex_lock(&lock);
     }
     return NULL;
@@ -128,7 +127,6 @@ bool lazyfree_step(struct shard *s) {
         }
         s->dead_tables = d->next;
         free(d);
-        mem_trim_soon();
         atomic_fetch_sub_explicit(&pending, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&freed, 1, memory_order_relaxed);
     }
