@@ -68,6 +68,8 @@ enum client_wait {
 #define CF_CLOSE_ASAP     (1u << 11)  /* close at the end of the iteration, output dropped */
 #define CF_AOF_GATED      (1u << 12)  /* output waits for the AOF to be durable (appendfsync always) */
 #define CF_EVICTED        (1u << 13)  /* chosen by client eviction (maxmemory-clients): CF_CLOSE_ASAP too */
+#define CF_PARSING        (1u << 14)  /* its input is being parsed and run: its buffers are in use */
+#define CF_SEND_POLL      (1u << 15)  /* its send waits for the socket to take more (no buffer in the kernel) */
 #define CF_MONITOR        (1u << 24)  /* MONITOR: gets a line per command (io/monitor.c) */
 #define CF_NO_EVICT       (1u << 25)  /* CLIENT NO-EVICT ON */
 #define CF_NO_TOUCH       (1u << 26)  /* CLIENT NO-TOUCH ON */
@@ -302,6 +304,7 @@ void client_resume(struct client *c);
 void clients_resume_scheduled(struct worker *w);
 void client_flush_sends(struct worker *w);
 void client_on_send(struct client *c, int res);
+void client_on_writable(struct client *c, int res);   /* the poll of a send that waits for room */
 struct client *client_by_ref(struct worker *w, uint32_t idx, uint32_t gen);
 /* The client idx/gen if it is still there and not closing, else NULL. */
 struct client *client_live(struct worker *w, uint32_t idx, uint32_t gen);

@@ -33,8 +33,10 @@
 #include "ringkv/util.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -501,6 +503,16 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
     return off;
 }
 
+/* parse_loop, with c's buffers marked in use meanwhile (a script may
+ * serve other clients in the middle: worker_serve_while_busy). */
+static size_t parse_input(struct client *c, const char *buf, size_t len) {
+    uint32_t was = c->flags & CF_PARSING;
+    c->flags |= CF_PARSING;
+    size_t n = parse_loop(c, buf, len);
+    c->flags = (c->flags & ~CF_PARSING) | was;
+    return n;
+}
+
 static void maybe_stop_receiving(struct client *c) {
     if (c->wait == WAIT_OUTPUT && c->in.len - c->in_off > INPUT_STOP_BYTES &&
         !(c->flags & CF_RECV_STOPPED)) {
@@ -514,7 +526,7 @@ void client_process_input(struct client *c) {
     if (c->wait != WAIT_NONE || (c->flags & CF_CLOSING)) return;
     size_t avail = c->in.len - c->in_off;
     if (avail == 0 || avail < c->in_need) return;
-    size_t n = parse_loop(c, c->in.buf + c->in_off, avail);
+    size_t n = parse_input(c, c->in.buf + c->in_off, avail);
     c->in_off += n;
     if (c->in_off == c->in.len) {
         c->in.len = c->in_off = 0;
@@ -524,6 +536,7 @@ void client_process_input(struct client *c) {
         c->in.len -= c->in_off;
         c->in_off = 0;
     }
+    if (RK_UNLIKELY(c->flags & CF_CLOSE_ASAP)) client_release_buffers(c);   /* evicted meanwhile: now they may go */
     if (RK_UNLIKELY(c->w->cev_limit)) client_mem_update(c);
 }
 
@@ -554,9 +567,10 @@ void client_on_recv(struct client *c, const char *data, size_t len) {
     w->stats.net_in += len;
     c->last_ms = w->now_ms;
     if (c->in.len == 0 && c->wait == WAIT_NONE) {
-        size_t n = parse_loop(c, data, len);
+        size_t n = parse_input(c, data, len);
         if (n < len && !(c->flags & (CF_CLOSING | CF_CLOSE_AFTER)))
             rbuf_append(&c->in, data + n, len - n);
+        if (RK_UNLIKELY(c->flags & CF_CLOSE_ASAP)) client_release_buffers(c);
         maybe_stop_receiving(c);
         /* a frame left incomplete, what the commands run kept */
         if (RK_UNLIKELY(w->cev_limit)) client_mem_update(c);
@@ -596,38 +610,66 @@ void client_resume(struct client *c) {
 
 /* ---- output ---- */
 
+/*
+ * Sends never wait in the kernel (MSG_DONTWAIT): what the socket does not
+ * take at once stays in c->sending, and a poll says when it can take more
+ * (CF_SEND_POLL). So the unsent output of a client that does not read is
+ * in a buffer of ours, which a client that must go gives back at once
+ * (client_release_buffers: client eviction frees a victim as Redis does),
+ * rather than in a send the kernel would hold until the socket drained.
+ * CF_SEND_INFLIGHT covers the whole send, polls included.
+ */
+static void submit_send(struct client *c) {
+    struct io_uring_sqe *sqe = ring_sqe(c->w);
+    io_uring_prep_send(sqe, c->fd, c->sending.buf + c->sent, c->sending.len - c->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_SEND, c->gen, c->idx));
+    c->pending_ops++;
+}
+
+static void await_writable(struct client *c) {
+    struct io_uring_sqe *sqe = ring_sqe(c->w);
+    io_uring_prep_poll_add(sqe, c->fd, POLLOUT);
+    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_WRITABLE, c->gen, c->idx));
+    c->flags |= CF_SEND_POLL;
+    c->pending_ops++;
+}
+
 static void start_send(struct client *c) {
     struct rbuf tmp = c->sending;
     c->sending = c->out;
     c->out = tmp;
     c->out.len = 0;
     c->sent = 0;
-    struct io_uring_sqe *sqe = ring_sqe(c->w);
-    io_uring_prep_send(sqe, c->fd, c->sending.buf, c->sending.len, MSG_NOSIGNAL);
-    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_SEND, c->gen, c->idx));
     c->flags |= CF_SEND_INFLIGHT;
-    c->pending_ops++;
+    submit_send(c);
+}
+
+/* A send or a poll of c's ended (res: its result): false when c's send
+ * stops there (an error, or c is going: its output is dropped). */
+static bool send_goes_on(struct client *c, int res) {
+    c->pending_ops--;
+    if (res >= 0 && !(c->flags & (CF_CLOSING | CF_CLOSE_ASAP))) return true;
+    c->flags &= ~CF_SEND_INFLIGHT;
+    if (!(c->flags & (CF_CLOSING | CF_CLOSE_ASAP))) client_close(c);
+    client_maybe_free(c);
+    return false;
+}
+
+void client_on_writable(struct client *c, int res) {
+    c->flags &= ~CF_SEND_POLL;
+    if (send_goes_on(c, res)) submit_send(c);
 }
 
 void client_on_send(struct client *c, int res) {
-    c->pending_ops--;
-    c->flags &= ~CF_SEND_INFLIGHT;
-    if (res < 0 || (c->flags & CF_CLOSING)) {
-        if (!(c->flags & CF_CLOSING)) client_close(c);
-        client_maybe_free(c);
-        return;
-    }
+    if (res == -EAGAIN) res = 0;   /* the socket is full */
+    if (!send_goes_on(c, res)) return;
     c->w->stats.net_out += (uint64_t)res;
     c->sent += (size_t)res;
-    if (c->sent < c->sending.len) {
-        /* short send: the rest goes next, still one send in flight */
-        struct io_uring_sqe *sqe = ring_sqe(c->w);
-        io_uring_prep_send(sqe, c->fd, c->sending.buf + c->sent, c->sending.len - c->sent, MSG_NOSIGNAL);
-        io_uring_sqe_set_data64(sqe, UD_MAKE(UD_SEND, c->gen, c->idx));
-        c->flags |= CF_SEND_INFLIGHT;
-        c->pending_ops++;
+    if (c->sent < c->sending.len) {   /* the rest once the socket takes more */
+        await_writable(c);
         return;
     }
+    c->flags &= ~CF_SEND_INFLIGHT;
     c->sending.len = 0;
     c->sent = 0;
     if (c->sending.cap > KEEP_BUFFER_BYTES) {
@@ -688,6 +730,7 @@ void client_flush_sends(struct worker *w) {
         }
         c->flags &= ~CF_IN_FLUSH_LIST;
         if (RK_UNLIKELY(c->flags & CF_CLOSE_ASAP)) client_close(c);
+        if (c->flags & CF_CLOSING) client_release_buffers(c);   /* what a send in flight still holds waits for it */
         if (!(c->flags & CF_CLOSING)) {
             /* While replies are still out on other shards, hold what is
              * ready so one send carries the whole pipeline's answers

@@ -170,6 +170,11 @@ static void handle_cqe(struct worker *w, struct io_uring_cqe *cqe) {
         if (c) client_on_send(c, cqe->res);
         break;
     }
+    case UD_WRITABLE: {
+        struct client *c = client_by_ref(w, idx, gen);
+        if (c) client_on_writable(c, cqe->res);
+        break;
+    }
     case UD_FILE: persist_on_cqe(ud, cqe->res); break;
     default: break;   /* doorbells and ignored completions only wake us */
     }
