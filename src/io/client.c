@@ -220,7 +220,7 @@ static enum exec_result exec_blocking(struct client *c, const struct route *rt, 
     c->block_seq++;
     client_take_ticket(c);
     if (rt->kind == ROUTE_LOCAL) {
-        if (shard_is_held(c->w)) {
+        if (shard_busy(c->w)) {
             client_wait_on_shard(c);
             return EXEC_WAIT;
         }
@@ -257,7 +257,7 @@ static enum exec_result run_routed(struct client *c, const struct route *rt, int
 
     switch (rt->kind) {
     case ROUTE_LOCAL:
-        if (rt->keyspace && shard_is_held(w)) {
+        if (rt->keyspace && shard_busy(w)) {
             skip_when_rerun(c, drop);
             client_wait_on_shard(c);
             return EXEC_WAIT;

@@ -265,6 +265,20 @@ static void clients_evict(struct worker *w) {
     }
 }
 
+/* Replies on their way, and those about to be, count twice: the thread
+ * they go to copies them from their message into the clients' buffers,
+ * and holds both until the message is done. Over the limit with nobody
+ * evictable, holding replies back frees nothing: they flow as without a
+ * limit. */
+bool clients_mem_full(const struct worker *w, size_t more) {
+    if (!w->cev_limit || w->cev_stuck) return false;
+    uint64_t total = w->cev_mem + 2 * (more + xshard_replies_in_flight());
+    for (unsigned i = 0; i < srv.nworkers; i++)
+        if (i != w->id)
+            total += atomic_load_explicit(&srv.workers[i].cev_published, memory_order_relaxed) & CEV_MEM_MASK;
+    return total >= w->cev_limit;
+}
+
 /* Count c's figure again; true when it grew. */
 static bool mem_recount(struct client *c) {
     struct worker *w = c->w;

@@ -418,7 +418,7 @@ int server_start(void) {
                                              .tx_done = client_tx_done, .shard_free = clients_shard_free,
                                              .ready = client_ready, .watch_touched = client_watch_touched,
                                              .deliver = pubsub_deliver, .tracking = tracking_deliver,
-                                             .monitor_lines = monitor_lines_in };
+                                             .monitor_lines = monitor_lines_in, .clients_full = clients_mem_full };
     pubsub_send_hook = publish_send;
     rk_conn_ops = (struct conn_ops){ .close = client_close, .info_line = client_info_line,
                                      .unblock = client_unblock, .reset_transaction = client_reset_transaction,
