@@ -49,6 +49,7 @@
 
 #define INPUT_STOP_BYTES    (1u << 20)    /* ...and stop receiving once this much is queued */
 #define KEEP_BUFFER_BYTES   (64u << 10)   /* larger idle buffers are released */
+#define IDLE_OUTPUT_BYTES   (16u << 10)   /* Redis's static reply buffer (PROTO_REPLY_CHUNK_BYTES) */
 #define HOLD_OUTPUT_BYTES   (64u << 10)   /* ready replies held back while others are in flight */
 
 static void format_addr(int fd, bool local, char *dst, size_t len) {
@@ -660,6 +661,22 @@ void client_on_writable(struct client *c, int res) {
     if (send_goes_on(c, res)) submit_send(c);
 }
 
+/* All of c's output is sent: it keeps one buffer for its next replies,
+ * of at most the size of the reply buffer every Redis client has. What
+ * Redis wrote beyond that buffer it frees as soon as it is written, so
+ * the memory a burst of replies or pushes took (invalidations an eviction
+ * caused, say) is given back before the next maxmemory check; kept, it
+ * would count and make more evictions, and more pushes. */
+static void keep_idle_output(struct client *c) {
+    struct rbuf *keep = c->sending.cap > c->out.cap ? &c->sending : &c->out;
+    rbuf_free(keep == &c->sending ? &c->out : &c->sending);
+    if (keep->cap > IDLE_OUTPUT_BYTES) rbuf_free(keep);
+    if (keep == &c->sending) {   /* replies are written to out */
+        c->out = c->sending;
+        c->sending = (struct rbuf){0};
+    }
+}
+
 void client_on_send(struct client *c, int res) {
     if (res == -EAGAIN) res = 0;   /* the socket is full */
     if (!send_goes_on(c, res)) return;
@@ -672,10 +689,9 @@ void client_on_send(struct client *c, int res) {
     c->flags &= ~CF_SEND_INFLIGHT;
     c->sending.len = 0;
     c->sent = 0;
-    if (c->sending.cap > KEEP_BUFFER_BYTES) {
-        rbuf_free(&c->sending);
-        if (c->w->cev_limit) client_mem_update(c);
-    }
+    if (!c->out.len) keep_idle_output(c);
+    else if (c->sending.cap > KEEP_BUFFER_BYTES) rbuf_free(&c->sending);
+    if (c->w->cev_limit) client_mem_update(c);
     if (c->out.len || (c->flags & CF_CLOSE_AFTER)) client_mark_flush(c);
     if (c->wait == WAIT_OUTPUT && client_output_size(c) < OUTPUT_PAUSE_BYTES / 2) client_resume(c);
 }

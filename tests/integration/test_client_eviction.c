@@ -526,6 +526,32 @@ static void test_biggest_first_across_threads(void **state)
     restore(f);
 }
 
+/* Once a client has read a burst of replies, it holds about what it held
+ * before: Redis writes what does not fit its 16 KB reply buffer in blocks
+ * it frees as they are sent, so the burst no longer counts, neither in its
+ * tot-mem nor in used_memory (where it would drive evictions). */
+static void test_idle_output_given_back(void **state)
+{
+    struct fixture *f = FIX(state);
+    enum { VALUE = 40000 };
+    char *v = malloc(VALUE);
+    memset(v, 'v', VALUE);
+    expect_ok(cmd(f->c, "SET burst %b", v, (size_t)VALUE));
+    free(v);
+    struct raw *r = named(f, "reader");
+    RAW(r, "+PONG\r\n", "PING");
+    long long before = client_mem(f->c, "reader", NULL);
+    raw_cmd(r, "GET burst");
+    struct rv *reply = raw_reply(r);
+    assert_int_equal(reply->len, VALUE);
+    rv_free(reply);
+    RAW(r, "+PONG\r\n", "PING");
+    long long after = client_mem(f->c, "reader", NULL);
+    print_message("tot-mem %lld before the reply, %lld after\n", before, after);
+    assert_true(after - before <= 16 * KB);
+    raw_close(r);
+}
+
 /* ---- Redis's maxmemory.tcl, its first block ----
  *
  * maxmemory 11mb, allkeys-lru, maxmemory-clients 3mb, and 5 MB of keys
@@ -647,6 +673,7 @@ int main(void)
         cmocka_unit_test_setup(test_zero_never_evicts, h_flushall),
         cmocka_unit_test_setup(test_no_evict_on_off, h_flushall),
         cmocka_unit_test_setup(test_biggest_first_across_threads, h_flushall),
+        cmocka_unit_test_setup(test_idle_output_given_back, h_flushall),
         cmocka_unit_test_setup(test_unit_mget_clients, h_flushall),
         cmocka_unit_test_setup(test_unit_dead_clients, h_flushall),
         cmocka_unit_test_setup(test_unit_pubsub_clients, h_flushall),
