@@ -119,6 +119,11 @@ struct kv_entry *entry_store_obj(struct kv_entry *e, void *obj);
 
 /* New string entry; expire_at_ms is NO_EXPIRE or an absolute unix time in ms. */
 struct kv_entry *entry_new_string(struct slice key, struct slice val, long long expire_at_ms);
+/* New raw-encoded string entry of exactly len value bytes, left for the
+ * caller to fill: a string Redis creates at its final size (SETRANGE,
+ * SETBIT, BITOP on a missing key) has no spare room, and used_memory would
+ * count any (entry_resize_string keeps some for repeated growth). */
+struct kv_entry *entry_new_string_len(struct slice key, size_t len);
 /* New entry of another type holding obj (which it may copy inline and free). */
 struct kv_entry *entry_new_obj(struct slice key, unsigned type, void *obj, long long expire_at_ms);
 /* Replace the string value; may return a different pointer (old one freed). */

@@ -68,6 +68,8 @@ enum client_wait {
 #define CF_CLOSE_ASAP     (1u << 11)  /* close at the end of the iteration, output dropped */
 #define CF_AOF_GATED      (1u << 12)  /* output waits for the AOF to be durable (appendfsync always) */
 #define CF_EVICTED        (1u << 13)  /* chosen by client eviction (maxmemory-clients): CF_CLOSE_ASAP too */
+#define CF_PARSING        (1u << 14)  /* its input is being parsed and run: its buffers are in use */
+#define CF_SEND_POLL      (1u << 15)  /* its send waits for the socket to take more (no buffer in the kernel) */
 #define CF_MONITOR        (1u << 24)  /* MONITOR: gets a line per command (io/monitor.c) */
 #define CF_NO_EVICT       (1u << 25)  /* CLIENT NO-EVICT ON */
 #define CF_NO_TOUCH       (1u << 26)  /* CLIENT NO-TOUCH ON */
@@ -150,6 +152,7 @@ struct client {
 enum xmsg_type {
     XM_BATCH,        /* commands to run on the target shard */
     XM_BATCH_DONE,   /* the same batch carrying replies back */
+    XM_BATCH_PART,   /* replies of a batch cut short; the batch comes back later (forward.c) */
     XM_LOCK,         /* a transaction asks for the target shard */
     XM_LOCKED,       /* granted (back to the coordinator) */
     XM_UNLOCK,       /* the transaction is done with the shard */
@@ -173,6 +176,7 @@ struct xmsg {
     struct tx *tx;       /* XM_LOCK/LOCKED/UNLOCK */
     struct rbuf req;     /* XM_BATCH: encoded commands */
     struct rbuf rep;     /* XM_BATCH_DONE: encoded replies */
+    size_t req_done;     /* XM_BATCH cut short: bytes of req already run (forward.c) */
     uint32_t ncmds;
     struct block_record ready;   /* XM_READY, XM_WATCH */
 };
@@ -246,8 +250,12 @@ struct worker {
     /* the shard lock (cross-shard transactions) */
     struct tx *lock_holder;
     struct xmsg *lock_queue, **lock_queue_tail;   /* LOCK requests in arrival order */
-    struct xmsg *deferred, **deferred_tail;       /* batches that arrived while held */
+    struct xmsg *deferred, **deferred_tail;       /* batches that arrived while held, or behind one cut short */
     struct xmsg *stash, **stash_tail;             /* taken off the rings while a script waited (tx_take_now) */
+    /* bytes of reply buffers (capacity) this thread sent back with
+     * forwarded commands' replies, and took in; every thread's sums differ
+     * by what is on its way (forward.c) */
+    _Atomic uint64_t replies_sent, replies_taken;
     /* time */
     long long now_ms;
     bool mem_refuse;                /* this iteration refuses deny-oom commands (evict.h) */
@@ -302,6 +310,7 @@ void client_resume(struct client *c);
 void clients_resume_scheduled(struct worker *w);
 void client_flush_sends(struct worker *w);
 void client_on_send(struct client *c, int res);
+void client_on_writable(struct client *c, int res);   /* the poll of a send that waits for room */
 struct client *client_by_ref(struct worker *w, uint32_t idx, uint32_t gen);
 /* The client idx/gen if it is still there and not closing, else NULL. */
 struct client *client_live(struct worker *w, uint32_t idx, uint32_t gen);
@@ -313,6 +322,10 @@ void client_cron(struct worker *w);
  * (maxmemory-clients) as now configured, and this thread's share of
  * evictions when all threads' clients together are over it. */
 void clients_evict_iteration(struct worker *w);
+/* Every thread's clients, with the replies on their way to them and more
+ * bytes of replies about to be, are at client eviction's limit (never while
+ * it is off): a forwarded batch stops making more (rk_msg_client.clients_full). */
+bool clients_mem_full(const struct worker *w, size_t more);
 /* output.c: what a client costs (its struct, buffers, argument and
  * transaction queues, subscriptions, tracking prefixes): INFO's
  * mem_clients_normal, CLIENT LIST's tot-mem, and client eviction's figure */
@@ -378,6 +391,8 @@ void xshard_send(struct worker *w, unsigned target, struct xmsg *m);
 void xshard_flush(struct worker *w);
 bool xshard_poll(struct worker *w);                  /* returns true if anything was processed */
 bool xshard_inbox_empty(struct worker *w);
+/* Bytes of reply buffers on their way back to their clients' threads (forward.c). */
+size_t xshard_replies_in_flight(void);
 /* publish.c: hand a message to thread `thread`'s subscribers (pubsub_send_hook) */
 void publish_send(struct worker *w, unsigned thread, enum ps_kind k, struct slice channel, struct slice msg);
 void xshard_teardown(struct worker *w);   /* at exit, after every thread stopped */
@@ -385,6 +400,11 @@ void tx_start(struct worker *w, const struct tx_request *req);
 void forward_command(struct worker *w, unsigned target, const struct command *cmd, int argc,
                      struct slice *argv, const struct fwd_origin *o);
 static inline bool shard_is_held(struct worker *w) { return w->lock_holder != NULL; }
+/* Local commands on the keyspace also wait while forwarded batches wait to
+ * run (held, or behind a batch cut short: forward.c), as they wait while
+ * the shard is held: nothing that a later message of the batches' thread
+ * prompted (a published message, a wake-up) runs before them. */
+static inline bool shard_busy(struct worker *w) { return w->lock_holder != NULL || w->deferred != NULL; }
 /* A running script takes shard s now, if nobody holds or queues for it,
  * without waiting in line (which could close a cycle: the script already
  * holds shards, maybe above s). Spins for the answer; whatever else arrives
@@ -419,6 +439,9 @@ struct msg_client_ops {
     void (*tracking)(struct worker *w, const char *p, size_t len);
     /* a published message for this thread's subscribers (XM_PUBLISH) */
     void (*deliver)(struct worker *w, enum ps_kind k, struct slice channel, struct slice msg);
+    /* every thread's clients, with the replies on their way to them and
+     * `more` bytes of replies about to be, are at maxmemory-clients */
+    bool (*clients_full)(const struct worker *w, size_t more);
 };
 extern struct msg_client_ops rk_msg_client;
 

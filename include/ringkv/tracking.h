@@ -41,7 +41,8 @@ struct trk_writer {
 extern const struct trk_writer trk_nobody;
 
 enum trk_kind {
-    TRK_MSG_KEY = 1,   /* key was invalidated, for client idx/gen/epoch (a reader) */
+    TRK_MSG_KEY = 1,   /* key was invalidated, for its readers of the receiving thread:
+                        * block_records in the prefix's place (idx: how many) */
     TRK_MSG_BCAST,     /* key matched prefix, for client idx/gen/epoch (registered) */
     TRK_MSG_FLUSH,     /* every key: every tracking client of the thread gets a null */
     TRK_MSG_REDIR,     /* to redirect target idx/gen: the payload (a RESP array, or null), for w's client */
@@ -60,10 +61,12 @@ struct trk_entry {
 };
 #define TRK_NULL_LEN UINT32_MAX
 
-/* This thread's outbox: entries per target thread, mask of non-empty ones. */
+/* This thread's outbox: entries per target thread, mask of non-empty ones;
+ * evicted: its shard evicted keys whose clients are not told yet. */
 struct trk_outbox {
     struct rbuf to[TRK_MAX_THREADS];
     uint64_t mask;
+    bool evicted;
 };
 extern _Thread_local struct trk_outbox trk_outbox;
 void trk_emit(unsigned worker, const struct trk_entry *e, struct slice prefix, struct slice key);
@@ -83,6 +86,17 @@ static inline void trk_key_gone(struct shard *s, struct slice key) {
     if (RK_UNLIKELY(atomic_load_explicit(&rk_tracking_active, memory_order_relaxed) != 0))
         trk_invalidate(s, key, &trk_nobody, true);
 }
+/* An eviction: the key's readers (and BCAST prefixes) are told later, by
+ * trk_tell_evicted, so that the messages do not count against what the
+ * eviction freed. */
+void trk_key_evicted_slow(struct shard *s, struct slice key);
+static inline void trk_key_evicted(struct shard *s, struct slice key) {
+    if (RK_UNLIKELY(atomic_load_explicit(&rk_tracking_active, memory_order_relaxed) != 0))
+        trk_key_evicted_slow(s, key);
+}
+/* Tell the clients of the keys s evicted since the last call (the worker
+ * loop, once its evictions are over, while nobody else holds s). */
+void trk_tell_evicted(struct shard *s);
 /* FLUSHDB/FLUSHALL: forget every tracked key of s (the clients get a null
  * from the caller). */
 void trk_forget_all(struct shard *s);

@@ -110,22 +110,6 @@ static bool bit_range(size_t len, bool in_bits, long long start, long long end,
     return true;
 }
 
-/* A new string entry of len bytes for the caller to fill (or zero). Up to
- * a page they are built tight, as Redis sizes a new string exactly; longer
- * ones through entry_resize_string, so no temporary copy of a big value is
- * ever made (its spare room is address space the string never touched). */
-static struct kv_entry *new_string_of_len(struct slice key, size_t len) {
-    static const char zeros[4096];
-    struct kv_entry *e;
-
-    if (len <= sizeof zeros)
-        e = entry_new_string(key, (struct slice){ zeros, len }, NO_EXPIRE);
-    else
-        e = entry_resize_string(entry_new_string(key, SLICE_LIT(""), NO_EXPIRE), len);
-    e->meta |= ENTRY_RAW;   /* Redis creates these strings raw-encoded */
-    return e;
-}
-
 /*
  * Redis's lookupStringForBitCommand(): the string at key, created if absent,
  * padded with zero bytes so that bit maxbit exists, for editing in place.
@@ -147,7 +131,7 @@ static struct kv_entry *string_for_bits(struct cmd_ctx *c, struct slice key, uin
         return NULL;
     }
     if (!slot) {
-        struct kv_entry *e = new_string_of_len(key, need);
+        struct kv_entry *e = entry_new_string_len(key, need);
         memset(entry_val(e), 0, need);
         db_insert(c, e);
         *grew = *created = true;
@@ -454,7 +438,7 @@ static void cmd_bitop(struct cmd_ctx *c) {
             maxlen = src[j].len;
     }
     if (maxlen) {
-        struct kv_entry *e = new_string_of_len(dest, maxlen);
+        struct kv_entry *e = entry_new_string_len(dest, maxlen);
         bitop_compute(op, (unsigned char *)entry_val(e), maxlen, src, n);
         db_set(c, e);   /* overwrites any type and drops the TTL, as Redis's setKey */
         notify(c, NOTIFY_STRING, "set", dest);

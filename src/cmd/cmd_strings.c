@@ -391,7 +391,7 @@ void cmd_setrange(struct cmd_ctx *c) {
     if (slot) {
         e = *slot = entry_resize_string(*slot, nlen);
     } else {
-        e = entry_resize_string(entry_new_string(key, SLICE_LIT(""), NO_EXPIRE), nlen);
+        e = entry_new_string_len(key, nlen);   /* exactly its size, as Redis creates it */
         db_insert(c, e);
     }
     if ((size_t)offset > olen)

@@ -33,8 +33,10 @@
 #include "ringkv/util.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -47,6 +49,7 @@
 
 #define INPUT_STOP_BYTES    (1u << 20)    /* ...and stop receiving once this much is queued */
 #define KEEP_BUFFER_BYTES   (64u << 10)   /* larger idle buffers are released */
+#define IDLE_OUTPUT_BYTES   (16u << 10)   /* Redis's static reply buffer (PROTO_REPLY_CHUNK_BYTES) */
 #define HOLD_OUTPUT_BYTES   (64u << 10)   /* ready replies held back while others are in flight */
 
 static void format_addr(int fd, bool local, char *dst, size_t len) {
@@ -218,7 +221,7 @@ static enum exec_result exec_blocking(struct client *c, const struct route *rt, 
     c->block_seq++;
     client_take_ticket(c);
     if (rt->kind == ROUTE_LOCAL) {
-        if (shard_is_held(c->w)) {
+        if (shard_busy(c->w)) {
             client_wait_on_shard(c);
             return EXEC_WAIT;
         }
@@ -255,7 +258,7 @@ static enum exec_result run_routed(struct client *c, const struct route *rt, int
 
     switch (rt->kind) {
     case ROUTE_LOCAL:
-        if (rt->keyspace && shard_is_held(w)) {
+        if (rt->keyspace && shard_busy(w)) {
             skip_when_rerun(c, drop);
             client_wait_on_shard(c);
             return EXEC_WAIT;
@@ -501,6 +504,16 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
     return off;
 }
 
+/* parse_loop, with c's buffers marked in use meanwhile (a script may
+ * serve other clients in the middle: worker_serve_while_busy). */
+static size_t parse_input(struct client *c, const char *buf, size_t len) {
+    uint32_t was = c->flags & CF_PARSING;
+    c->flags |= CF_PARSING;
+    size_t n = parse_loop(c, buf, len);
+    c->flags = (c->flags & ~CF_PARSING) | was;
+    return n;
+}
+
 static void maybe_stop_receiving(struct client *c) {
     if (c->wait == WAIT_OUTPUT && c->in.len - c->in_off > INPUT_STOP_BYTES &&
         !(c->flags & CF_RECV_STOPPED)) {
@@ -514,7 +527,7 @@ void client_process_input(struct client *c) {
     if (c->wait != WAIT_NONE || (c->flags & CF_CLOSING)) return;
     size_t avail = c->in.len - c->in_off;
     if (avail == 0 || avail < c->in_need) return;
-    size_t n = parse_loop(c, c->in.buf + c->in_off, avail);
+    size_t n = parse_input(c, c->in.buf + c->in_off, avail);
     c->in_off += n;
     if (c->in_off == c->in.len) {
         c->in.len = c->in_off = 0;
@@ -524,6 +537,7 @@ void client_process_input(struct client *c) {
         c->in.len -= c->in_off;
         c->in_off = 0;
     }
+    if (RK_UNLIKELY(c->flags & CF_CLOSE_ASAP)) client_release_buffers(c);   /* evicted meanwhile: now they may go */
     if (RK_UNLIKELY(c->w->cev_limit)) client_mem_update(c);
 }
 
@@ -554,9 +568,10 @@ void client_on_recv(struct client *c, const char *data, size_t len) {
     w->stats.net_in += len;
     c->last_ms = w->now_ms;
     if (c->in.len == 0 && c->wait == WAIT_NONE) {
-        size_t n = parse_loop(c, data, len);
+        size_t n = parse_input(c, data, len);
         if (n < len && !(c->flags & (CF_CLOSING | CF_CLOSE_AFTER)))
             rbuf_append(&c->in, data + n, len - n);
+        if (RK_UNLIKELY(c->flags & CF_CLOSE_ASAP)) client_release_buffers(c);
         maybe_stop_receiving(c);
         /* a frame left incomplete, what the commands run kept */
         if (RK_UNLIKELY(w->cev_limit)) client_mem_update(c);
@@ -596,44 +611,87 @@ void client_resume(struct client *c) {
 
 /* ---- output ---- */
 
+/*
+ * Sends never wait in the kernel (MSG_DONTWAIT): what the socket does not
+ * take at once stays in c->sending, and a poll says when it can take more
+ * (CF_SEND_POLL). So the unsent output of a client that does not read is
+ * in a buffer of ours, which a client that must go gives back at once
+ * (client_release_buffers: client eviction frees a victim as Redis does),
+ * rather than in a send the kernel would hold until the socket drained.
+ * CF_SEND_INFLIGHT covers the whole send, polls included.
+ */
+static void submit_send(struct client *c) {
+    struct io_uring_sqe *sqe = ring_sqe(c->w);
+    io_uring_prep_send(sqe, c->fd, c->sending.buf + c->sent, c->sending.len - c->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_SEND, c->gen, c->idx));
+    c->pending_ops++;
+}
+
+static void await_writable(struct client *c) {
+    struct io_uring_sqe *sqe = ring_sqe(c->w);
+    io_uring_prep_poll_add(sqe, c->fd, POLLOUT);
+    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_WRITABLE, c->gen, c->idx));
+    c->flags |= CF_SEND_POLL;
+    c->pending_ops++;
+}
+
 static void start_send(struct client *c) {
     struct rbuf tmp = c->sending;
     c->sending = c->out;
     c->out = tmp;
     c->out.len = 0;
     c->sent = 0;
-    struct io_uring_sqe *sqe = ring_sqe(c->w);
-    io_uring_prep_send(sqe, c->fd, c->sending.buf, c->sending.len, MSG_NOSIGNAL);
-    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_SEND, c->gen, c->idx));
     c->flags |= CF_SEND_INFLIGHT;
-    c->pending_ops++;
+    submit_send(c);
+}
+
+/* A send or a poll of c's ended (res: its result): false when c's send
+ * stops there (an error, or c is going: its output is dropped). */
+static bool send_goes_on(struct client *c, int res) {
+    c->pending_ops--;
+    if (res >= 0 && !(c->flags & (CF_CLOSING | CF_CLOSE_ASAP))) return true;
+    c->flags &= ~CF_SEND_INFLIGHT;
+    if (!(c->flags & (CF_CLOSING | CF_CLOSE_ASAP))) client_close(c);
+    client_maybe_free(c);
+    return false;
+}
+
+void client_on_writable(struct client *c, int res) {
+    c->flags &= ~CF_SEND_POLL;
+    if (send_goes_on(c, res)) submit_send(c);
+}
+
+/* All of c's output is sent: it keeps one buffer for its next replies,
+ * of at most the size of the reply buffer every Redis client has. What
+ * Redis wrote beyond that buffer it frees as soon as it is written, so
+ * the memory a burst of replies or pushes took (invalidations an eviction
+ * caused, say) is given back before the next maxmemory check; kept, it
+ * would count and make more evictions, and more pushes. */
+static void keep_idle_output(struct client *c) {
+    struct rbuf *keep = c->sending.cap > c->out.cap ? &c->sending : &c->out;
+    rbuf_free(keep == &c->sending ? &c->out : &c->sending);
+    if (keep->cap > IDLE_OUTPUT_BYTES) rbuf_free(keep);
+    if (keep == &c->sending) {   /* replies are written to out */
+        c->out = c->sending;
+        c->sending = (struct rbuf){0};
+    }
 }
 
 void client_on_send(struct client *c, int res) {
-    c->pending_ops--;
-    c->flags &= ~CF_SEND_INFLIGHT;
-    if (res < 0 || (c->flags & CF_CLOSING)) {
-        if (!(c->flags & CF_CLOSING)) client_close(c);
-        client_maybe_free(c);
-        return;
-    }
+    if (res == -EAGAIN) res = 0;   /* the socket is full */
+    if (!send_goes_on(c, res)) return;
     c->w->stats.net_out += (uint64_t)res;
     c->sent += (size_t)res;
-    if (c->sent < c->sending.len) {
-        /* short send: the rest goes next, still one send in flight */
-        struct io_uring_sqe *sqe = ring_sqe(c->w);
-        io_uring_prep_send(sqe, c->fd, c->sending.buf + c->sent, c->sending.len - c->sent, MSG_NOSIGNAL);
-        io_uring_sqe_set_data64(sqe, UD_MAKE(UD_SEND, c->gen, c->idx));
-        c->flags |= CF_SEND_INFLIGHT;
-        c->pending_ops++;
+    if (c->sent < c->sending.len) {   /* the rest once the socket takes more */
+        await_writable(c);
         return;
     }
+    c->flags &= ~CF_SEND_INFLIGHT;
     c->sending.len = 0;
     c->sent = 0;
-    if (c->sending.cap > KEEP_BUFFER_BYTES) {
-        rbuf_free(&c->sending);
-        if (c->w->cev_limit) client_mem_update(c);
-    }
+    if (!c->out.len) keep_idle_output(c);
+    else if (c->sending.cap > KEEP_BUFFER_BYTES) rbuf_free(&c->sending);
+    if (c->w->cev_limit) client_mem_update(c);
     if (c->out.len || (c->flags & CF_CLOSE_AFTER)) client_mark_flush(c);
     if (c->wait == WAIT_OUTPUT && client_output_size(c) < OUTPUT_PAUSE_BYTES / 2) client_resume(c);
 }
@@ -688,6 +746,7 @@ void client_flush_sends(struct worker *w) {
         }
         c->flags &= ~CF_IN_FLUSH_LIST;
         if (RK_UNLIKELY(c->flags & CF_CLOSE_ASAP)) client_close(c);
+        if (c->flags & CF_CLOSING) client_release_buffers(c);   /* what a send in flight still holds waits for it */
         if (!(c->flags & CF_CLOSING)) {
             /* While replies are still out on other shards, hold what is
              * ready so one send carries the whole pipeline's answers

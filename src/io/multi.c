@@ -126,7 +126,7 @@ static enum exec_result watch(struct client *c, const struct route *rt, int argc
         return EXEC_DONE;
     }
     if (rt->kind == ROUTE_LOCAL) {
-        if (shard_is_held(c->w)) {
+        if (shard_busy(c->w)) {
             client_wait_on_shard(c);
             return EXEC_WAIT;
         }
@@ -228,7 +228,7 @@ static enum exec_result exec(struct client *c, const struct route *rt, int argc,
     uint64_t self = 1ull << w->id;
     uint64_t mask = q->mask | c->watch_mask;
     if ((mask & ~self) == 0) {
-        if (mask && shard_is_held(w)) {
+        if (mask && shard_busy(w)) {
             client_wait_on_shard(c);
             return EXEC_WAIT;
         }

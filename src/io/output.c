@@ -60,6 +60,18 @@ void client_close_asap(struct client *c) {
     if (c->w->cev_limit) client_mem_update(c);
 }
 
+void client_release_buffers(struct client *c) {
+    if (c->flags & CF_PARSING) return;
+    rbuf_free(&c->out);
+    rbuf_free(&c->in);
+    c->in_off = c->in_need = 0;
+    if (c->rq) rbuf_free(&c->rq->bytes);   /* its replies are dropped (client_replies_ready) */
+    if (!(c->flags & CF_SEND_INFLIGHT) || (c->flags & CF_SEND_POLL)) {   /* the kernel holds none of it */
+        rbuf_free(&c->sending);
+        c->sent = 0;
+    }
+}
+
 /* What an output limit counts. A client paused for its output counts as
  * still holding the pause's threshold: it reached it and has not read it
  * down since (the kernel's socket buffers may hold most of it), and Redis,
@@ -133,8 +145,9 @@ void client_obuf_cron(struct worker *w) {
  *
  * A victim is marked (CF_EVICTED, and CF_CLOSE_ASAP: this may run while
  * lists that hold it are walked), counted in evicted_clients, stops
- * counting at once, runs nothing more, and is closed, and logged as Redis
- * logs it, at the end of the iteration. */
+ * counting and gives its buffers back at once (client_release_buffers),
+ * runs nothing more, and is closed, and logged as Redis logs it, at the
+ * end of the iteration. */
 
 static inline unsigned mem_bucket_of(size_t mem) {
     unsigned bits = mem ? 64u - (unsigned)__builtin_clzll((unsigned long long)mem) : 0;
@@ -196,10 +209,15 @@ static void wake_if_sleeping(struct worker *w, struct worker *o) {
     if (atomic_load_explicit(&o->sleeping, memory_order_relaxed)) ring_doorbell(w, o);
 }
 
+/* Redis frees a victim at once: its buffers go now, or, while its input
+ * is being run, once that stops (client_process_input). Else the other
+ * clients would grow, within the limit, into memory the victim still
+ * holds until the end of the iteration, and used_memory pass maxmemory. */
 static void evict_client(struct worker *w, struct client *c) {
     c->flags |= CF_EVICTED;
     w->stats.evicted_clients++;
     client_close_asap(c);   /* leaves its bucket and the count */
+    client_release_buffers(c);
 }
 
 /* Evict from this thread's clients while every thread's clients together
@@ -245,6 +263,20 @@ static void clients_evict(struct worker *w) {
         }
         evict_client(w, w->cev_head[mine]);
     }
+}
+
+/* Replies on their way, and those about to be, count twice: the thread
+ * they go to copies them from their message into the clients' buffers,
+ * and holds both until the message is done. Over the limit with nobody
+ * evictable, holding replies back frees nothing: they flow as without a
+ * limit. */
+bool clients_mem_full(const struct worker *w, size_t more) {
+    if (!w->cev_limit || w->cev_stuck) return false;
+    uint64_t total = w->cev_mem + 2 * (more + xshard_replies_in_flight());
+    for (unsigned i = 0; i < srv.nworkers; i++)
+        if (i != w->id)
+            total += atomic_load_explicit(&srv.workers[i].cev_published, memory_order_relaxed) & CEV_MEM_MASK;
+    return total >= w->cev_limit;
 }
 
 /* Count c's figure again; true when it grew. */
@@ -381,6 +413,10 @@ static inline void rq_pop_head(struct reply_queue *q) {
 void client_replies_ready(struct worker *w, uint32_t idx, uint32_t gen, const struct shard_reply *r, size_t n) {
     struct client *c = client_live(w, idx, gen);
     if (!c) return;
+    if (RK_UNLIKELY(c->flags & CF_CLOSE_ASAP)) {   /* its output is dropped: hold no more of it */
+        c->inflight -= (uint32_t)n;
+        return;
+    }
     struct reply_queue *q = c->rq;
     size_t k = 0;
     while (q->count) {

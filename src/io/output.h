@@ -19,6 +19,10 @@ void client_schedule_resume(struct client *c);   /* resume from the worker loop 
 void client_schedule_wake(struct client *c);     /* ...ahead of the merely scheduled */
 struct client *client_next_resume(struct worker *w);
 void client_close_asap(struct client *c);        /* close at the end of the iteration */
+/* A client closing or marked to close: give back the buffers nothing will
+ * read again (unless its input is being run: CF_PARSING), all but a send
+ * the kernel still holds. */
+void client_release_buffers(struct client *c);
 
 /* client-output-buffer-limit's classes, in its order. ringkv has no
  * replicas, so no client is of the replica class. */

@@ -286,6 +286,26 @@ static void deliver_bcast(struct worker *w, const char *buf, size_t *offs, size_
     rbuf_free(&arr);
 }
 
+/* A key's readers of this thread (records, in the prefix's place) are told. */
+static void invalidate_readers(struct worker *w, const struct trk_entry *e, struct slice recs, struct slice key,
+                               struct rbuf *arr) {
+    for (uint32_t i = 0; i < e->idx; i++) {
+        struct block_record r;
+        memcpy(&r, recs.ptr + i * sizeof r, sizeof r);
+        struct trk_entry one = *e;
+        one.idx = r.idx;
+        one.gen = r.gen;
+        one.epoch = r.seq;
+        struct client *c = tracking_client(w, &one, false);
+        if (!c || wrote_it(w, c, &e->w)) continue;
+        struct reply rp = { arr, 2 };
+        arr->len = 0;
+        reply_array(&rp, 1);
+        reply_bulk_slice(&rp, key);
+        invalidate_client(w, c, (struct slice){ arr->buf, arr->len });
+    }
+}
+
 /* Entries for this thread: from another thread's XM_TRACK, or our own. */
 void tracking_deliver(struct worker *w, const char *buf, size_t len) {
     struct rbuf arr = {0}, bcast = {0};
@@ -295,16 +315,9 @@ void tracking_deliver(struct worker *w, const char *buf, size_t len) {
         size_t at = (size_t)(p - buf);
         p = entry_at(p, &e, &prefix, &key);
         switch (e.kind) {
-        case TRK_MSG_KEY: {
-            struct client *c = tracking_client(w, &e, false);
-            if (!c || wrote_it(w, c, &e.w)) break;
-            struct reply r = { &arr, 2 };
-            arr.len = 0;
-            reply_array(&r, 1);
-            reply_bulk_slice(&r, key);
-            invalidate_client(w, c, (struct slice){ arr.buf, arr.len });
+        case TRK_MSG_KEY:
+            invalidate_readers(w, &e, prefix, key, &arr);
             break;
-        }
         case TRK_MSG_BCAST:
             rbuf_append(&bcast, &at, sizeof at);
             break;
@@ -352,7 +365,8 @@ void tracking_deliver(struct worker *w, const char *buf, size_t len) {
  * other thread its entries in one message. */
 void tracking_iteration(struct worker *w) {
     long keys = atomic_load_explicit(&rk_tracking_keys, memory_order_relaxed);
-    if (RK_LIKELY(!(trk_outbox.mask | (uint64_t)keys))) return;
+    if (RK_LIKELY(!(trk_outbox.mask | (uint64_t)keys) && !trk_outbox.evicted)) return;
+    if (trk_outbox.evicted && !shard_is_held(w)) trk_tell_evicted(&w->shard);   /* the prefixes are shard state */
     long long max = CONFIG_GET(tracking_table_max_keys);
     if (max > 0 && keys > max && !shard_is_held(w)) trk_evict(&w->shard, max, 1024);
     uint64_t self = 1ull << w->id;

@@ -170,6 +170,11 @@ static void handle_cqe(struct worker *w, struct io_uring_cqe *cqe) {
         if (c) client_on_send(c, cqe->res);
         break;
     }
+    case UD_WRITABLE: {
+        struct client *c = client_by_ref(w, idx, gen);
+        if (c) client_on_writable(c, cqe->res);
+        break;
+    }
     case UD_FILE: persist_on_cqe(ud, cqe->res); break;
     default: break;   /* doorbells and ignored completions only wake us */
     }
@@ -423,7 +428,7 @@ int server_start(void) {
                                              .tx_done = client_tx_done, .shard_free = clients_shard_free,
                                              .ready = client_ready, .watch_touched = client_watch_touched,
                                              .deliver = pubsub_deliver, .tracking = tracking_deliver,
-                                             .monitor_lines = monitor_lines_in };
+                                             .monitor_lines = monitor_lines_in, .clients_full = clients_mem_full };
     pubsub_send_hook = publish_send;
     rk_conn_ops = (struct conn_ops){ .close = client_close, .info_line = client_info_line,
                                      .unblock = client_unblock, .reset_transaction = client_reset_transaction,

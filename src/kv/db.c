@@ -253,7 +253,7 @@ void db_evict_key(struct cmd_ctx *c, unsigned dbi, struct slice key) {
     if (!slot) return;
     snap_guard(s, (int)dbi, *slot);   /* a running snapshot keeps what it had */
     c->db = (int)dbi;
-    trk_key_gone(s, key);
+    trk_key_evicted(s, key);
     free_dropped(drop_entry(db, key, h), CONFIG_GET(lazyfree_lazy_eviction));
     s->stats.evicted_keys++;
     if (db_expired_hook) db_expired_hook(c, key);

@@ -141,6 +141,10 @@ struct kv_entry *entry_new_string(struct slice key, struct slice val, long long 
     return e;
 }
 
+struct kv_entry *entry_new_string_len(struct slice key, size_t len) {
+    return entry_alloc(OBJ_STRING | ENTRY_RAW, key, len, len, NO_EXPIRE);
+}
+
 /* Bytes of obj to keep inline in an entry of type, 0 if it stays apart. */
 static size_t inline_size(unsigned type, const void *obj) {
     const struct obj_ops *ops = obj_ops_by_type[type];

@@ -35,6 +35,7 @@ struct trk_table {
     struct hashmap *keys;          /* key -> block_record[] */
     struct trk_prefix *prefixes;
     size_t nprefixes, cap;
+    struct rbuf evicted;           /* keys evicted, not told yet (trk_key_evicted) */
 };
 
 static inline void counts_add(long keys, long items) {
@@ -102,6 +103,36 @@ static void match_prefixes(struct trk_table *t, struct slice key, const struct t
     }
 }
 
+/* The readers of a key taken off the table (el: its key and records) are
+ * told: one entry per thread they are on, the key once with their records,
+ * not a copy of the key per reader. Many readers of a long key name would
+ * otherwise make messages far bigger than what evicting the key frees, and
+ * the eviction would run on after the memory they hold. */
+static size_t readers_of(const struct hm_elem *el) { return hm_elem_val(el).len / sizeof(struct block_record); }
+
+static void tell_readers(struct hm_elem *el, const struct trk_writer *w) {
+    struct slice v = hm_elem_val(el), k = hm_elem_key(el);
+    size_t n = readers_of(el);
+    struct rbuf recs = {0};
+    uint64_t told = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct block_record r;
+        memcpy(&r, v.ptr + i * sizeof r, sizeof r);
+        if (told & (1ull << r.worker)) continue;
+        told |= 1ull << r.worker;
+        recs.len = 0;
+        for (size_t j = i; j < n; j++) {
+            struct block_record o;
+            memcpy(&o, v.ptr + j * sizeof o, sizeof o);
+            if (o.worker == r.worker) rbuf_append(&recs, &o, sizeof o);
+        }
+        struct trk_entry e = { TRK_MSG_KEY, (uint32_t)(recs.len / sizeof r), 0, 0, *w, (uint32_t)recs.len,
+                               (uint32_t)k.len };
+        trk_emit(r.worker, &e, (struct slice){ recs.buf, recs.len }, k);
+    }
+    rbuf_free(&recs);
+}
+
 /* The key's readers are told, and the key forgotten. reserved: the caller
  * already took it off rk_tracking_keys. */
 static void take_key(struct trk_table *t, struct slice key, const struct trk_writer *w, bool reserved) {
@@ -110,14 +141,8 @@ static void take_key(struct trk_table *t, struct slice key, const struct trk_wri
         if (reserved) atomic_fetch_add_explicit(&rk_tracking_keys, 1, memory_order_relaxed);
         return;
     }
-    struct slice v = hm_elem_val(el), k = hm_elem_key(el);
-    size_t n = v.len / sizeof(struct block_record);
-    for (size_t i = 0; i < n; i++) {
-        struct block_record r;
-        memcpy(&r, v.ptr + i * sizeof r, sizeof r);
-        struct trk_entry e = { TRK_MSG_KEY, r.idx, r.gen, r.seq, *w, 0, (uint32_t)k.len };
-        trk_emit(r.worker, &e, (struct slice){0}, k);
-    }
+    size_t n = readers_of(el);
+    tell_readers(el, w);
     hm_elem_free(el);
     if (reserved) atomic_fetch_sub_explicit(&rk_tracking_active, 1, memory_order_relaxed);
     counts_add(reserved ? 0 : -1, -(long)n);
@@ -128,6 +153,57 @@ void trk_invalidate(struct shard *s, struct slice key, const struct trk_writer *
     if (!t) return;
     if (bcast && t->nprefixes) match_prefixes(t, key, w);
     if (hashmap_count(t->keys) != 0) take_key(t, key, w, false);
+}
+
+/*
+ * An evicted key's clients are told after the eviction, as Redis tells
+ * them after measuring what the delete freed: an eviction stops once it
+ * has freed what was over maxmemory, and the messages (the key for every
+ * thread its readers are on, then a push per reader) would count as if
+ * the eviction had freed less, or nothing, and keep it going until the
+ * keyspace is empty.
+ * So the key leaves the table at once, with its records, allocating
+ * nothing; the entries are made by trk_tell_evicted. A record is
+ * [struct hm_elem *: the key and its readers, or NULL][u32 len][the key,
+ * when only BCAST prefixes want it].
+ */
+void trk_key_evicted_slow(struct shard *s, struct slice key) {
+    struct trk_table *t = s->tracking;
+    if (!t) return;
+    struct hm_elem *el = hashmap_count(t->keys) ? hashmap_remove(t->keys, key) : NULL;
+    if (!el && !t->nprefixes) return;
+    if (el) counts_add(-1, -(long)readers_of(el));
+    uint32_t len = el ? 0 : (uint32_t)key.len;
+    rbuf_append(&t->evicted, &el, sizeof el);
+    rbuf_append(&t->evicted, &len, sizeof len);
+    if (len) rbuf_append(&t->evicted, key.ptr, len);
+    trk_outbox.evicted = true;   /* evictions run on the shard's own thread */
+}
+
+static const char *evicted_at(const char *p, struct hm_elem **el, struct slice *key) {
+    uint32_t len;
+    memcpy(el, p, sizeof *el);
+    memcpy(&len, p + sizeof *el, sizeof len);
+    p += sizeof *el + sizeof len;
+    *key = *el ? hm_elem_key(*el) : (struct slice){ p, len };
+    return p + len;
+}
+
+void trk_tell_evicted(struct shard *s) {
+    struct trk_table *t = s->tracking;
+    trk_outbox.evicted = false;
+    if (!t || !t->evicted.len) return;
+    for (const char *p = t->evicted.buf, *end = p + t->evicted.len; p < end;) {
+        struct hm_elem *el;
+        struct slice key;
+        p = evicted_at(p, &el, &key);
+        if (t->nprefixes) match_prefixes(t, key, &trk_nobody);
+        if (el) {
+            tell_readers(el, &trk_nobody);
+            hm_elem_free(el);
+        }
+    }
+    rbuf_free(&t->evicted);
 }
 
 void trk_forget_all(struct shard *s) {
@@ -231,6 +307,13 @@ void trk_shard_destroy(struct shard *s) {
     }
     free(t->prefixes);
     hashmap_free(t->keys);
+    for (const char *p = t->evicted.buf, *end = p + t->evicted.len; p < end;) {
+        struct hm_elem *el;
+        struct slice key;
+        p = evicted_at(p, &el, &key);
+        hm_elem_free(el);
+    }
+    rbuf_free(&t->evicted);
     free(t);
     s->tracking = NULL;
 }

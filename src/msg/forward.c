@@ -7,6 +7,22 @@
  * message and sends it back; the sender hands each client's run of replies
  * to the connection layer (client_replies_ready), which puts them in
  * request order.
+ *
+ * Replies on their way back belong to no client yet, but they are what
+ * clients are about to hold: Redis would already have them in its
+ * clients' buffers, where client eviction (maxmemory-clients) sees them
+ * before the next command runs. So while that limit is on, before each
+ * forwarded command the owner asks whether every thread's clients, with
+ * every reply buffer on its way (replies_sent - replies_taken over all
+ * threads) and the replies this batch has made (past RUN_MIN_BYTES), are
+ * at the limit (clients_full). If so the batch stops there: what it ran goes back at
+ * once (XM_BATCH_PART), where its clients count it and the biggest can be
+ * evicted, and the rest waits as a batch that arrived while the shard was
+ * held (tx.c), going on from the next poll before any batch that arrived
+ * after it. Replies in flight so stay within the limit, as Redis's client
+ * buffers do, instead of a pipeline of big MGETs from clients that do not
+ * read filling used_memory past maxmemory (and evicting keys) before any
+ * client could be charged for them.
  */
 #include "ringkv/server.h"
 #include "ringkv/util.h"
@@ -43,6 +59,7 @@ static struct xmsg *batch_for(struct worker *w, unsigned target) {
     m->shard = (uint8_t)target;
     m->ncmds = 0;
     m->req.len = m->rep.len = 0;
+    m->req_done = 0;
     w->out_batch[target] = m;
     return m;
 }
@@ -81,6 +98,22 @@ void forward_command(struct worker *w, unsigned target, const struct command *cm
 
 #define KEEP_BATCH_BYTES (256u << 10)
 
+/* The owner's own counter: only it writes, everyone reads. */
+static void count_bytes(_Atomic uint64_t *counter, size_t n) {
+    atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n, memory_order_release);
+}
+
+size_t xshard_replies_in_flight(void) {
+    /* taken first: every byte taken was sent before, so the sums read
+     * afterwards cover it */
+    uint64_t taken = 0, sent = 0;
+    for (unsigned i = 0; i < srv.nworkers; i++)
+        taken += atomic_load_explicit(&srv.workers[i].replies_taken, memory_order_acquire);
+    for (unsigned i = 0; i < srv.nworkers; i++)
+        sent += atomic_load_explicit(&srv.workers[i].replies_sent, memory_order_acquire);
+    return sent > taken ? (size_t)(sent - taken) : 0;
+}
+
 static struct slice *fwd_argv(struct worker *w, size_t argc) {
     if (argc > w->fwd_argv_cap) {
         w->fwd_argv_cap = argc < 16 ? 16 : argc;
@@ -89,10 +122,21 @@ static struct slice *fwd_argv(struct worker *w, size_t argc) {
     return w->fwd_argv;
 }
 
+/* Arguments of one huge command are not kept for the next: they count in
+ * used_memory, as the batch buffers (collect_replies). */
+static void fwd_argv_trim(struct worker *w) {
+    if (w->fwd_argv_cap * sizeof *w->fwd_argv > KEEP_BATCH_BYTES) {
+        free(w->fwd_argv);
+        w->fwd_argv = NULL;
+        w->fwd_argv_cap = 0;
+    }
+}
+
 /* One forwarded command, decoded in place from a batch. */
 struct fwd_cmd {
     struct fwd_hdr h;
     size_t argv_at;
+    const char *at;     /* where it starts in the batch */
 };
 
 /* Decode up to KEY_PREFETCH_MAX commands from *p, starting their keys'
@@ -103,6 +147,7 @@ static size_t decode_window(struct worker *w, const char **p, const char *end, s
     key_prefetch_start(kp, NULL);
     while (n < KEY_PREFETCH_MAX && *p < end) {
         struct fwd_cmd *fc = &cmds[n++];
+        fc->at = *p;
         memcpy(&fc->h, *p, sizeof fc->h);
         *p += sizeof fc->h;
         struct slice *argv = fwd_argv(w, argv_used + fc->h.argc);
@@ -123,57 +168,88 @@ static size_t decode_window(struct worker *w, const char **p, const char *end, s
     return n;
 }
 
-void execute_batch(struct worker *w, struct xmsg *m) {
-    const char *p = m->req.buf, *end = m->req.buf + m->req.len;
+/* Run one forwarded command, its reply appended to m->rep. */
+static void run_forwarded(struct worker *w, struct xmsg *m, const struct fwd_cmd *fc) {
+    const struct fwd_hdr *h = &fc->h;
+    size_t hdr_off = m->rep.len;
+    rbuf_reserve(&m->rep, sizeof(struct rep_hdr));
+    m->rep.len += sizeof(struct rep_hdr);
+    struct cmd_ctx ctx;
+    ctx_init(&ctx, w, h->cmd, (int)h->argc, w->fwd_argv + fc->argv_at, h->db, h->resp, &m->rep);
+    /* whose command it is: NOLOOP, and the reader to record */
+    ctx.origin_worker = m->from;
+    ctx.origin_idx = h->idx;
+    ctx.origin_gen = h->gen;
+    const struct block_record reader = { m->from, h->idx, h->gen, h->trk_epoch };
+    ctx.reader = (h->drop & FWD_TRACK) ? &reader : NULL;
+    ctx.no_touch = h->drop & FWD_NOTOUCH;
+    command_call(&ctx);
+    if (h->drop & FWD_DROP) m->rep.len = hdr_off + sizeof(struct rep_hdr);
+    uint32_t len = (uint32_t)(m->rep.len - hdr_off - sizeof(struct rep_hdr));
+    char *rp = m->rep.buf + hdr_off;   /* field by field, as in forward_command */
+    memcpy(rp + offsetof(struct rep_hdr, idx), &h->idx, 4);
+    memcpy(rp + offsetof(struct rep_hdr, gen), &h->gen, 4);
+    memcpy(rp + offsetof(struct rep_hdr, seq), &h->seq, 4);
+    memcpy(rp + offsetof(struct rep_hdr, len), &len, 4);
+    w->stats.forwarded_in++;
+}
+
+/* A run makes at least this much before it stops while the replies
+ * already out leave room: near the limit, small replies still go in
+ * chunks worth a round trip between threads, not one by one. */
+#define RUN_MIN_BYTES (64u << 10)
+
+/* The clients have no room for more replies now: see the top of the file.
+ * What this run made counts by its buffer's capacity, as used_memory
+ * does. */
+static bool batch_cut_due(const struct worker *w, const struct xmsg *m) {
+    return RK_UNLIKELY(w->cev_limit) && rk_msg_client.clients_full(w, m->rep.len < RUN_MIN_BYTES ? 0 : m->rep.cap);
+}
+
+/* Send what m ran (if anything) back now; the rest, from next on, runs later. */
+static void batch_cut(struct worker *w, struct xmsg *m, const char *next) {
+    m->req_done = (size_t)(next - m->req.buf);
+    if (!m->rep.len) return;
+    struct xmsg *part = rk_calloc(1, sizeof *part);
+    part->type = XM_BATCH_PART;
+    part->from = m->from;
+    part->shard = m->shard;
+    part->rep = m->rep;
+    m->rep = (struct rbuf){0};
+    count_bytes(&w->replies_sent, part->rep.cap);
+    xshard_send(w, m->from, part);
+}
+
+bool execute_batch(struct worker *w, struct xmsg *m) {
+    const char *p = m->req.buf + m->req_done, *end = m->req.buf + m->req.len;
     struct fwd_cmd cmds[KEY_PREFETCH_MAX];
     struct key_prefetch kp;
-    m->rep.len = 0;
     while (p < end) {
         size_t n = decode_window(w, &p, end, cmds, &kp);
         key_prefetch_begin(&kp);
         for (size_t i = 0; i < n; i++) {
+            if (batch_cut_due(w, m)) {
+                batch_cut(w, m, cmds[i].at);
+                fwd_argv_trim(w);
+                return false;
+            }
             key_prefetch_step(&kp, i);
-            const struct fwd_hdr *h = &cmds[i].h;
-            size_t hdr_off = m->rep.len;
-            rbuf_reserve(&m->rep, sizeof(struct rep_hdr));
-            m->rep.len += sizeof(struct rep_hdr);
-            struct cmd_ctx ctx;
-            ctx_init(&ctx, w, h->cmd, (int)h->argc, w->fwd_argv + cmds[i].argv_at, h->db, h->resp, &m->rep);
-            /* whose command it is: NOLOOP, and the reader to record */
-            ctx.origin_worker = m->from;
-            ctx.origin_idx = h->idx;
-            ctx.origin_gen = h->gen;
-            const struct block_record reader = { m->from, h->idx, h->gen, h->trk_epoch };
-            ctx.reader = (h->drop & FWD_TRACK) ? &reader : NULL;
-            ctx.no_touch = h->drop & FWD_NOTOUCH;
-            command_call(&ctx);
-            if (h->drop & FWD_DROP) m->rep.len = hdr_off + sizeof(struct rep_hdr);
-            uint32_t len = (uint32_t)(m->rep.len - hdr_off - sizeof(struct rep_hdr));
-            char *rp = m->rep.buf + hdr_off;   /* field by field, as in forward_command */
-            memcpy(rp + offsetof(struct rep_hdr, idx), &h->idx, 4);
-            memcpy(rp + offsetof(struct rep_hdr, gen), &h->gen, 4);
-            memcpy(rp + offsetof(struct rep_hdr, seq), &h->seq, 4);
-            memcpy(rp + offsetof(struct rep_hdr, len), &len, 4);
-            w->stats.forwarded_in++;
+            run_forwarded(w, m, &cmds[i]);
         }
     }
     w->stats.batches_in++;
     m->type = XM_BATCH_DONE;
+    count_bytes(&w->replies_sent, m->rep.cap);
     xshard_send(w, m->from, m);
-    /* arguments of one huge command are not kept for the next: they count
-     * in used_memory, as the batch buffers below */
-    if (w->fwd_argv_cap * sizeof *w->fwd_argv > KEEP_BATCH_BYTES) {
-        free(w->fwd_argv);
-        w->fwd_argv = NULL;
-        w->fwd_argv_cap = 0;
-    }
+    fwd_argv_trim(w);
+    return true;
 }
 
 /* A client's commands travel together: hand each run of its replies over
  * at once (looked up once, merged in one pass). */
 #define REPLY_RUN_MAX 64
 
-void collect_replies(struct worker *w, struct xmsg *m) {
+static void take_replies(struct worker *w, const struct xmsg *m) {
     const char *p = m->rep.buf, *end = m->rep.buf + m->rep.len;
     struct shard_reply run[REPLY_RUN_MAX];
     size_t n = 0;
@@ -192,9 +268,26 @@ void collect_replies(struct worker *w, struct xmsg *m) {
         p += rh.len;
     }
     if (n) rk_msg_client.replies_ready(w, idx, gen, run, n);
-    if (m->req.cap > KEEP_BATCH_BYTES) rbuf_free(&m->req);
-    if (m->rep.cap > KEEP_BATCH_BYTES) rbuf_free(&m->rep);
-    m->next = w->free_batches[m->shard];   /* m->to is us now: it came back */
-    w->free_batches[m->shard] = m;
+    count_bytes(&w->replies_taken, m->rep.cap);
 }
 
+static void batch_free(struct xmsg *m) {
+    rbuf_free(&m->req);
+    rbuf_free(&m->rep);
+    free(m);
+}
+
+/* One spare batch per target is kept for the next iteration's: more come
+ * back only while batches wait on their shard (held, or cut short), and
+ * kept they would stay counted in used_memory for good. */
+void collect_replies(struct worker *w, struct xmsg *m) {
+    take_replies(w, m);
+    if (m->type == XM_BATCH_PART || w->free_batches[m->shard]) {   /* a part: its batch comes back later */
+        batch_free(m);
+        return;
+    }
+    if (m->req.cap > KEEP_BATCH_BYTES) rbuf_free(&m->req);
+    if (m->rep.cap > KEEP_BATCH_BYTES) rbuf_free(&m->rep);
+    m->next = NULL;
+    w->free_batches[m->shard] = m;   /* m->to is us now: it came back */
+}

@@ -14,11 +14,11 @@
 
 static void handle_msg(struct worker *w, struct xmsg *m) {
     switch (m->type) {
-    case XM_BATCH:
-        if (w->lock_holder || w->deferred) tx_defer_batch(w, m);
-        else execute_batch(w, m);
+    case XM_BATCH:   /* run now, or later in arrival order: held, or cut short (forward.c) */
+        if (w->lock_holder || w->deferred || !execute_batch(w, m)) tx_defer_batch(w, m);
         break;
     case XM_BATCH_DONE:
+    case XM_BATCH_PART:
         collect_replies(w, m);
         break;
     case XM_LOCK:
@@ -66,8 +66,8 @@ static void handle_msg(struct worker *w, struct xmsg *m) {
 }
 
 bool xshard_poll(struct worker *w) {
-    bool any = false;
-    /* first what a script's wait took off the rings (tx_take_now) */
+    bool any = tx_resume_deferred(w);   /* batches waiting for the shard go first */
+    /* then what a script's wait took off the rings (tx_take_now) */
     while (w->stash) {
         struct xmsg *m = w->stash;
         w->stash = m->next;

@@ -179,15 +179,36 @@ void tx_unlock(struct worker *w) {
     }
 }
 
-/* Nobody holds the shard: run what waited for it, in arrival order. */
+/* A batch waiting for its turn holds no reply buffer: a recycled batch
+ * brings its last one along, and kept it would count in used_memory for
+ * every batch that waits. */
+static void drop_idle_replies(struct xmsg *m) {
+    if (!m->rep.len) rbuf_free(&m->rep);
+}
+
+/* Nobody holds the shard: run what waited for it, in arrival order. A
+ * batch cut short (forward.c) goes back to the head and on from the next
+ * poll (tx_resume_deferred); local clients wait until all have run. */
 static void shard_released(struct worker *w) {
     while (!w->lock_holder && w->deferred) {
         struct xmsg *m = w->deferred;
         w->deferred = m->next;
         if (!w->deferred) w->deferred_tail = &w->deferred;
-        execute_batch(w, m);
+        if (!execute_batch(w, m)) {
+            drop_idle_replies(m);
+            m->next = w->deferred;
+            w->deferred = m;
+            if (!m->next) w->deferred_tail = &m->next;
+            return;
+        }
     }
     if (!w->lock_holder) rk_msg_client.shard_free(w);
+}
+
+bool tx_resume_deferred(struct worker *w) {
+    if (w->lock_holder || !w->deferred) return false;
+    shard_released(w);
+    return true;
 }
 
 /* ---- transactions ---- */
@@ -481,8 +502,10 @@ void tx_locked(struct worker *w, struct xmsg *m) {
     tx_continue(tx);   /* requested already has the shard */
 }
 
-/* A batch that arrived while the shard is held (or behind deferred ones). */
+/* A batch that arrived while the shard is held (or behind deferred ones),
+ * or one cut short (forward.c). */
 void tx_defer_batch(struct worker *w, struct xmsg *m) {
+    drop_idle_replies(m);
     m->next = NULL;
     *w->deferred_tail = m;
     w->deferred_tail = &m->next;

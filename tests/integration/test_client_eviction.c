@@ -9,7 +9,10 @@
  * pending; the limit as a percentage of maxmemory (off without
  * maxmemory); maxmemory-clients 0 never evicting, and lowering the limit
  * evicting at once; NO-EVICT turned on and off; the biggest clients going
- * first when the clients are spread over threads.
+ * first when the clients are spread over threads; and Redis's
+ * maxmemory.tcl cases, under maxmemory with 5 MB of keys: clients that
+ * pile up MGET replies, dead clients, subscribers that do not read, all
+ * evicted before any key.
  *
  * A client's memory is read from CLIENT LIST's tot-mem, which is the
  * figure eviction uses. Expectations hold for ringkv's figures and Redis's
@@ -523,48 +526,141 @@ static void test_biggest_first_across_threads(void **state)
     restore(f);
 }
 
-/* Redis's maxmemory.tcl (its first block): under maxmemory 11mb with 5 MB
- * of keys, clients piling up replies are evicted at 3 MB before any key
- * has to go. With several threads ringkv also holds replies on their way
- * between threads (and keeps some of those buffers for reuse), outside any
- * client: used_memory can then pass the limit for a moment and a key go,
- * so there only the clients' eviction is checked. */
-static void test_clients_go_before_keys(void **state)
+/* Once a client has read a burst of replies, it holds about what it held
+ * before: Redis writes what does not fit its 16 KB reply buffer in blocks
+ * it frees as they are sent, so the burst no longer counts, neither in its
+ * tot-mem nor in used_memory (where it would drive evictions). */
+static void test_idle_output_given_back(void **state)
 {
     struct fixture *f = FIX(state);
+    enum { VALUE = 40000 };
+    char *v = malloc(VALUE);
+    memset(v, 'v', VALUE);
+    expect_ok(cmd(f->c, "SET burst %b", v, (size_t)VALUE));
+    free(v);
+    struct raw *r = named(f, "reader");
+    RAW(r, "+PONG\r\n", "PING");
+    long long before = client_mem(f->c, "reader", NULL);
+    raw_cmd(r, "GET burst");
+    struct rv *reply = raw_reply(r);
+    assert_int_equal(reply->len, VALUE);
+    rv_free(reply);
+    RAW(r, "+PONG\r\n", "PING");
+    long long after = client_mem(f->c, "reader", NULL);
+    print_message("tot-mem %lld before the reply, %lld after\n", before, after);
+    assert_true(after - before <= 16 * KB);
+    raw_close(r);
+}
+
+/* ---- Redis's maxmemory.tcl, its first block ----
+ *
+ * maxmemory 11mb, allkeys-lru, maxmemory-clients 3mb, and 5 MB of keys
+ * made as the unit makes them (SETRANGE of a 100,000-byte string): clients
+ * that grow their buffers are evicted before any key has to go, whatever
+ * thread their keys and their clients are on. The unit stops at the first
+ * client evicted; these go on until every such client is gone, and no key
+ * may have gone meanwhile. */
+
+#define UNIT_KEYS 50
+#define UNIT_VALUE 100000
+#define UNIT_ROUNDS 3000
+
+static void unit_setup(struct fixture *f)
+{
     OK(f->c, "CONFIG SET maxmemory 11mb");
     OK(f->c, "CONFIG SET maxmemory-policy allkeys-lru");
     control(f, "3mb");
-    char *v = malloc(BIG_LEN);
-    memset(v, 'x', BIG_LEN);
-    for (int j = 0; j < 50; j++) expect_ok(cmd(f->c, "SET %d %b", j, v, (size_t)BIG_LEN));   /* 5 MB */
-    free(v);
-    INT(f->c, 50, "DBSIZE");
+    for (int j = 0; j < UNIT_KEYS; j++) INT(f->c, UNIT_VALUE + 1, "SETRANGE %d %d x", j, UNIT_VALUE);
+    INT(f->c, UNIT_KEYS, "DBSIZE");
     print_message("used_memory with the keys: %lld\n", info_ll(f->c, "memory", "used_memory"));
+}
 
+static long long evicted_keys(redisContext *c)
+{
+    return info_ll(c, "stats", "evicted_keys");
+}
+
+static void unit_check(struct fixture *f, long long evicted)
+{
+    long long keys = evicted_keys(f->c);
+    print_message("%lld clients evicted, %lld keys; used_memory %lld\n", evicted, keys,
+                  info_ll(f->c, "memory", "used_memory"));
+    assert_true(evicted > 0);
+    assert_int_equal(keys, 0);
+    INT(f->c, UNIT_KEYS, "DBSIZE");
+    OK(f->c, "CONFIG SET maxmemory-policy noeviction");
+    restore(f);
+}
+
+/* Twenty clients ask for the 100 KB value and never read the replies. */
+static void test_unit_mget_clients(void **state)
+{
+    struct fixture *f = FIX(state);
+    unit_setup(f);
     enum { HOGS = 20 };
     struct raw *hog[HOGS];
     bool gone[HOGS] = { false };
     for (int h = 0; h < HOGS; h++) hog[h] = raw_connect(&f->srv);
     char *one = NULL;
     int olen = redisFormatCommand(&one, "MGET 1");
-    long long evicted = 0;
-    for (int round = 0; round < 2000 && evicted == 0; round++) {
+    int left = HOGS;
+    for (int round = 0; round < UNIT_ROUNDS && left && evicted_keys(f->c) == 0; round++)
         for (int h = 0; h < HOGS; h++)
-            if (!gone[h] && raw_send_some(hog[h], one, (size_t)olen, 5) != (size_t)olen) gone[h] = true;
-        evicted = evicted_clients(f->c);
-    }
+            if (!gone[h] && raw_send_some(hog[h], one, (size_t)olen, 5) != (size_t)olen) {
+                gone[h] = true;
+                left--;
+            }
     free(one);
-    assert_true(evicted > 0);
-    long long keys_evicted = info_ll(f->c, "stats", "evicted_keys");
-    print_message("%lld clients evicted, %lld keys\n", evicted, keys_evicted);
-    if (h_redis_mode() || h_threads() == 1) {
-        assert_int_equal(keys_evicted, 0);
-        INT(f->c, 50, "DBSIZE");
-    }
+    unit_check(f, evicted_clients(f->c));
     for (int h = 0; h < HOGS; h++) raw_close(hog[h]);
-    OK(f->c, "CONFIG SET maxmemory-policy noeviction");
-    restore(f);
+}
+
+/* Thirty clients each send all but the last argument of a 250-argument
+ * command and then nothing more. */
+static void test_unit_dead_clients(void **state)
+{
+    struct fixture *f = FIX(state);
+    unit_setup(f);
+    enum { DEAD = 30 };
+    struct raw *d[DEAD];
+    for (int i = 0; i < DEAD; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "dead%d", i);
+        d[i] = named(f, name);
+        send_incomplete_multibulk(d[i]);
+    }
+    for (int i = 0; i < DEAD; i++) {   /* each gone, or holding its request */
+        char name[16];
+        snprintf(name, sizeof name, "dead%d", i);
+        wait_mem_at_least(f->c, name, MB_ARGS * MB_ARG_LEN);
+    }
+    unit_check(f, evicted_clients(f->c));
+    for (int i = 0; i < DEAD; i++) raw_close(d[i]);
+}
+
+/* Twenty subscribers that never read get 100 KB messages. */
+static void test_unit_pubsub_clients(void **state)
+{
+    struct fixture *f = FIX(state);
+    unit_setup(f);
+    enum { SUBS = 20 };
+    struct raw *sub[SUBS];
+    for (int i = 0; i < SUBS; i++) {
+        sub[i] = raw_connect(&f->srv);
+        RAW(sub[i], "*3\r\n$9\r\nsubscribe\r\n$3\r\nbla\r\n:1\r\n", "SUBSCRIBE bla");
+    }
+    char *msg = malloc(UNIT_VALUE);
+    memset(msg, 'x', UNIT_VALUE);
+    long long receivers = SUBS;
+    for (int round = 0; round < UNIT_ROUNDS && receivers > 0 && evicted_keys(f->c) == 0; round++) {
+        redisReply *r = cmd(f->c, "PUBLISH bla %b", msg, (size_t)UNIT_VALUE);
+        assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+        receivers = r->integer;
+        freeReplyObject(r);
+    }
+    free(msg);
+    unit_check(f, evicted_clients(f->c));
+    for (int i = 0; i < SUBS; i++) raw_close(sub[i]);
 }
 
 int main(void)
@@ -577,7 +673,10 @@ int main(void)
         cmocka_unit_test_setup(test_zero_never_evicts, h_flushall),
         cmocka_unit_test_setup(test_no_evict_on_off, h_flushall),
         cmocka_unit_test_setup(test_biggest_first_across_threads, h_flushall),
-        cmocka_unit_test_setup(test_clients_go_before_keys, h_flushall),
+        cmocka_unit_test_setup(test_idle_output_given_back, h_flushall),
+        cmocka_unit_test_setup(test_unit_mget_clients, h_flushall),
+        cmocka_unit_test_setup(test_unit_dead_clients, h_flushall),
+        cmocka_unit_test_setup(test_unit_pubsub_clients, h_flushall),
     };
     int rc = cmocka_run_group_tests_name("client_eviction", tests, h_group_setup, h_group_teardown);
     return rc + h_failures();

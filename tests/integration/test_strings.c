@@ -297,6 +297,37 @@ static void test_setrange(void **state)
     ERR(c, "ERR wrong number of arguments for 'setrange' command", "SETRANGE a 1");
 }
 
+static long long usage(redisContext *c, const char *key)
+{
+    redisReply *r = cmd(c, "MEMORY USAGE %s", key);
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    long long v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+/* A string that SETRANGE or SETBIT creates is built at its size, as Redis
+ * builds it: it costs what SET's string of that length costs, with no
+ * room to grow, which used_memory would count against maxmemory. Growing
+ * an existing one may keep room, as Redis's sdsgrowzero does. */
+static void test_new_string_sized_exactly(void **state)
+{
+    redisContext *c = FIX(state)->c;
+    enum { LEN = 100001 };
+    char *v = malloc(LEN);
+    memset(v, 'x', LEN);
+    expect_ok(cmd(c, "SET byset %b", v, (size_t)LEN));
+    free(v);
+    long long set = usage(c, "byset");
+    INT(c, LEN, "SETRANGE byrange %d x", LEN - 1);
+    INT(c, 0, "SETBIT bybit %d 1", (LEN - 1) * 8);
+    INT(c, LEN, "STRLEN bybit");
+    long long range = usage(c, "byrange"), bit = usage(c, "bybit");
+    print_message("MEMORY USAGE: SET %lld, SETRANGE %lld, SETBIT %lld\n", set, range, bit);
+    assert_true(range <= set + set / 16);
+    assert_true(bit <= set + set / 16);
+}
+
 static void test_incr_decr(void **state)
 {
     redisContext *c = FIX(state)->c;
@@ -399,6 +430,7 @@ int main(void)
         cmocka_unit_test_setup(test_mget_many, h_flushall),
         cmocka_unit_test_setup(test_append_strlen_getrange, h_flushall),
         cmocka_unit_test_setup(test_setrange, h_flushall),
+        cmocka_unit_test_setup(test_new_string_sized_exactly, h_flushall),
         cmocka_unit_test_setup(test_incr_decr, h_flushall),
         cmocka_unit_test_setup(test_incrbyfloat, h_flushall),
         cmocka_unit_test_setup(test_strings_resp3, h_flushall),

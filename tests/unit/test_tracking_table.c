@@ -1,10 +1,13 @@
 /*
  * The tracking table of a shard (kv/tracking.c) against a model: random
  * reads by clients of several threads with several epochs, writes with and
- * without BCAST prefixes, flushes and evictions. Every change must emit, to
- * each thread's outbox, exactly one entry per reader record of the key (the
- * newest epoch of each client) and one per registration of each matching
- * prefix, and the global counts must equal the model's.
+ * without BCAST prefixes, flushes, evictions of the table's keys and
+ * evictions of keys from the keyspace. Every change must emit, to each
+ * thread's outbox, one entry for the key carrying exactly the reader
+ * records of that thread (the newest epoch of each client), and one per
+ * registration of each matching prefix, and the global counts must equal
+ * the model's. A key evicted from the keyspace emits nothing until its
+ * clients are told (trk_tell_evicted), and then the same.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,7 +44,22 @@ static void outbox_clear(void) {
     trk_outbox.mask = 0;
 }
 
-/* Count entries of kind for (client, epoch) about key (prefix: BCAST's). */
+/* How many of an entry's reader records (in its prefix's place) are
+ * (client, epoch)'s. */
+static int reader_records(const struct trk_entry *e, const char *recs, int c, int epoch) {
+    int n = 0;
+    assert_int_equal(e->plen, e->idx * sizeof(struct block_record));
+    for (uint32_t i = 0; i < e->idx; i++) {
+        struct block_record r;
+        memcpy(&r, recs + i * sizeof r, sizeof r);
+        n += r.worker == (uint32_t)(c % NTHREADS) && r.idx == (uint32_t)c && r.gen == (uint32_t)(100 + c) &&
+             r.seq == (uint32_t)epoch;
+    }
+    return n;
+}
+
+/* Count what tells (client, epoch) about key: KEY entries' records, or
+ * BCAST entries of that prefix. */
 static int count_entries(unsigned kind, int c, int epoch, const char *key, const char *prefix) {
     int n = 0;
     struct rbuf *b = &trk_outbox.to[c % NTHREADS];
@@ -50,10 +68,14 @@ static int count_entries(unsigned kind, int c, int epoch, const char *key, const
         memcpy(&e, b->buf + off, sizeof e);
         const char *p = b->buf + off + sizeof e;
         size_t klen = e.klen == TRK_NULL_LEN ? 0 : e.klen;
-        bool match = e.kind == kind && e.idx == (uint32_t)c && e.gen == (uint32_t)(100 + c) &&
-                     e.epoch == (uint32_t)epoch && klen == strlen(key) && memcmp(p + e.plen, key, klen) == 0;
-        if (match && prefix) match = e.plen == strlen(prefix) && memcmp(p, prefix, e.plen) == 0;
-        n += match;
+        bool match = e.kind == kind && klen == strlen(key) && memcmp(p + e.plen, key, klen) == 0;
+        if (match && kind == TRK_MSG_KEY) {
+            n += reader_records(&e, p, c, epoch);
+        } else if (match) {
+            match = e.idx == (uint32_t)c && e.gen == (uint32_t)(100 + c) && e.epoch == (uint32_t)epoch &&
+                    e.plen == strlen(prefix) && memcmp(p, prefix, e.plen) == 0;
+            n += match;
+        }
         off += sizeof e + e.plen + klen;
     }
     return n;
@@ -93,15 +115,17 @@ static void check_counts(const struct model *m, struct shard *s) {
     assert_int_equal(trk_prefix_count(s), np);
 }
 
-/* A write of key k: what the model says must be told, and nothing more. */
+/* A write of key k: what the model says must be told, and nothing more
+ * (one KEY entry per thread with readers). */
 static void check_invalidation(struct model *m, int k, bool bcast) {
     char key[16];
     key_name(k, key);
     size_t expected = 0;
+    unsigned threads = 0;
     for (int c = 0; c < NCLIENTS; c++) {
         int want = m->epoch[k][c] >= 0;
         if (want) assert_int_equal(count_entries(TRK_MSG_KEY, c, m->epoch[k][c], key, NULL), 1);
-        expected += (size_t)want;
+        if (want) threads |= 1u << (c % NTHREADS);
         m->epoch[k][c] = -1;
         for (int p = 0; p < NPREFIX && bcast; p++) {
             bool match = strncmp(key, prefixes[p], strlen(prefixes[p])) == 0 && m->reg[p][c];
@@ -109,6 +133,7 @@ static void check_invalidation(struct model *m, int k, bool bcast) {
             expected += match;
         }
     }
+    expected += (size_t)__builtin_popcount(threads);
     assert_int_equal(total_entries(), expected);
 }
 
@@ -132,11 +157,20 @@ static void test_model(void **state) {
             trk_record(&s, ks, &r);
             m.epoch[k][c] = epoch;     /* the newest epoch replaces the record */
             assert_int_equal(total_entries(), 0);
-        } else if (op < 75) {
+        } else if (op < 70) {
             bool bcast = rand() % 2;
             struct trk_writer w = { 0, 0, 0 };
             trk_invalidate(&s, ks, &w, bcast);
             check_invalidation(&m, k, bcast);
+        } else if (op < 75) {
+            /* evicted from the keyspace: off the table at once, told later */
+            trk_key_evicted(&s, ks);
+            assert_int_equal(total_entries(), 0);
+            struct model gone = m;
+            for (int j = 0; j < NCLIENTS; j++) gone.epoch[k][j] = -1;
+            check_counts(&gone, &s);
+            trk_tell_evicted(&s);
+            check_invalidation(&m, k, true);
         } else if (op < 85) {
             int p = rand() % NPREFIX;
             struct block_record r = client_rec(c, epoch);
