@@ -505,7 +505,8 @@ static void test_lfu_keeps_frequent_one_shard(void **state) { lfu_keeps_frequent
 
 #define TTL_EACH 1000
 
-static void volatile_ttl_nearest_first(redisContext *c, const char *near_fmt, const char *far_fmt)
+/* far_per_near: at most one far key evicted for that many near ones */
+static void volatile_ttl_nearest_first(redisContext *c, const char *near_fmt, const char *far_fmt, int far_per_near)
 {
     OK(c, "CONFIG SET maxmemory-policy volatile-ttl");
     long long base = used_memory(c);
@@ -547,7 +548,7 @@ static void volatile_ttl_nearest_first(redisContext *c, const char *near_fmt, co
         fail_msg("%d keys missing, evicted_keys went up by %lld then %lld", near_gone + far_gone, ev1, ev2);
     if (near_gone < 500) fail_msg("only %d near keys evicted", near_gone);
     /* a far key goes only when a sample held no near one */
-    if (far_gone * 10 > near_gone) fail_msg("%d far keys evicted for %d near ones", far_gone, near_gone);
+    if (far_gone * far_per_near > near_gone) fail_msg("%d far keys evicted for %d near ones", far_gone, near_gone);
     free(ex);
     OK(c, "CONFIG SET maxmemory 0");
     OK(c, "CONFIG SET maxmemory-policy noeviction");
@@ -556,11 +557,13 @@ static void volatile_ttl_nearest_first(redisContext *c, const char *near_fmt, co
 static void test_volatile_ttl_nearest_first(void **state)
 {
     if (!spread_order_checked()) skip();
-    volatile_ttl_nearest_first(FIX(state)->c, "near:%d", "far:%d");
+    /* merged over shards, the ranking is as good only while every shard
+     * has published lately: under load some evict their share blind */
+    volatile_ttl_nearest_first(FIX(state)->c, "near:%d", "far:%d", h_threads() > 1 ? 5 : 10);
 }
 static void test_volatile_ttl_nearest_first_one_shard(void **state)
 {
-    volatile_ttl_nearest_first(FIX(state)->c, "{t}near:%d", "{t}far:%d");
+    volatile_ttl_nearest_first(FIX(state)->c, "{t}near:%d", "{t}far:%d", 10);
 }
 
 /* ------------------------------------------------------------------ */
