@@ -173,8 +173,11 @@ extern void (*db_event_hook)(struct cmd_ctx *c, int type, const char *event, str
  * one), for the AOF (its DEL record); NULL in unit tests. */
 extern void (*db_expired_hook)(struct cmd_ctx *c, struct slice key);
 /* Evict key from database dbi of c->shard (evict.h): deleted as Redis's
- * evictions are, with "evicted", WATCH and tracking told, the AOF's DEL. */
-void db_evict_key(struct cmd_ctx *c, unsigned dbi, struct slice key);
+ * evictions are, with "evicted", WATCH and tracking told, the AOF's DEL.
+ * Returns the bytes the deletion itself gave back on this thread, as
+ * Redis measures an eviction: not what telling the others cost or freed
+ * (an invalidation queued for every tracking client). */
+long long db_evict_key(struct cmd_ctx *c, unsigned dbi, struct slice key);
 #define DB_EVENT_EVICTED (1 << 9)
 
 void shard_init(struct shard *s, unsigned id, unsigned ndb);

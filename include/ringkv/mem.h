@@ -33,7 +33,8 @@
 
 struct mem_slot {
     _Atomic long long bytes;
-    char pad[64 - sizeof(long long)];
+    _Atomic long long leaving;     /* bytes: see mem_count_leaving */
+    char pad[64 - 2 * sizeof(long long)];
 };
 
 extern struct mem_slot rk_mem_slots[MEM_SLOTS];
@@ -58,6 +59,25 @@ static inline void mem_count(long long delta) {
                           memory_order_relaxed);
 }
 
+/* Output on its way out (negative: gone, or found stuck): handed to the
+ * kernel in a send whose completion this thread has not reaped yet, or
+ * invalidations written for a client whose send has not started. Redis
+ * writes its replies and frees their buffers before its next maxmemory
+ * check; a worker learns that its sends are done only at its next
+ * iteration, after its check, and another thread checks at any moment.
+ * Counted for eviction, that output would evict keys, and the evictions'
+ * invalidations to every tracking client more keys, and so on. Output a
+ * client does not read (its send waits for room) counts. */
+static inline void mem_count_leaving(long long delta) {
+    struct mem_slot *s = mem_slot_mine();
+    if (__builtin_expect(s == &rk_mem_slots[MEM_SLOTS - 1], 0)) {
+        atomic_fetch_add_explicit(&s->leaving, delta, memory_order_relaxed);
+        return;
+    }
+    atomic_store_explicit(&s->leaving, atomic_load_explicit(&s->leaving, memory_order_relaxed) + delta,
+                          memory_order_relaxed);
+}
+
 /* What this thread's slot counts: the bytes it allocated less those it freed. */
 static inline long long mem_thread_bytes(void) {
     return atomic_load_explicit(&mem_slot_mine()->bytes, memory_order_relaxed);
@@ -69,6 +89,10 @@ extern bool rk_mem_heap_counted;
 /* used_memory: every slot, plus the allocator's heap figure when the heap
  * is not counted here. */
 size_t mem_used(void);
+/* INFO's mem_not_counted_for_evict: the output on its way out (above). */
+size_t mem_not_counted_for_evict(void);
+/* What maxmemory is held to: used_memory less the above. */
+size_t mem_used_for_evict(void);
 /* INFO's used_memory_peak: take mem_used() into the peak (every worker's
  * cron, and whoever reports it) and return the peak. */
 size_t mem_used_peak_update(void);

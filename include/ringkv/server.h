@@ -101,6 +101,8 @@ struct client {
     size_t in_need;                /* don't parse again until in.len - in_off >= this */
     struct rbuf sending;           /* the send in flight */
     size_t sent;
+    uint32_t out_keep;             /* an idle output buffer up to this size is kept (client_cron sizes it) */
+    uint32_t out_peak;             /* the biggest send lately */
     uint64_t id;
     struct client *next_wait;      /* a wait list */
     struct client *next_resume;    /* w->resume_list */
@@ -131,6 +133,7 @@ struct client {
     struct client_tracking *trk;   /* NULL until CLIENT TRACKING */
     const struct block_record *trk_reader;   /* the command being run records its reads for this (NULL: not) */
     uint32_t trk_epoch;            /* tracking epoch: records of older epochs are stale */
+    uint32_t pushes_leaving;       /* bytes of invalidations in `out` not counted for eviction (output.h) */
     /* client eviction (maxmemory-clients, io/output.c): while it is on,
      * what the client counts for in its thread's total, and its place
      * among the evictable clients of its size */
@@ -261,6 +264,7 @@ struct worker {
     bool mem_refuse;                /* this iteration refuses deny-oom commands (evict.h) */
     struct mem_trim_state mem_trim; /* trim requests its cron serves (mem_trim_due) */
     long long last_cron_ms;
+    long long last_output_resize_ms, last_peak_reset_ms;   /* client_cron's idle output sizing */
     long long last_shard_cron_ms;
     long long last_peer_ms;        /* last iteration that exchanged messages with another worker */
     long long next_deadline_ms;    /* earliest timeout of a blocked client, LLONG_MAX if none */

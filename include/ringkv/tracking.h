@@ -24,6 +24,7 @@
 #include <stdatomic.h>
 
 #include "ringkv/db.h"
+#include "ringkv/mem.h"
 
 #define TRK_MAX_THREADS 64
 
@@ -69,7 +70,15 @@ struct trk_outbox {
     bool evicted;
 };
 extern _Thread_local struct trk_outbox trk_outbox;
+/* Entries are output on their way out: an outbox buffer is not counted
+ * for eviction (mem_count_leaving) until it is delivered and freed, by
+ * trk_delivered (a message's on the receiving thread). */
 void trk_emit(unsigned worker, const struct trk_entry *e, struct slice prefix, struct slice key);
+
+static inline void trk_delivered(struct rbuf *b) {
+    mem_count_leaving(-(long long)b->cap);
+    rbuf_free(b);
+}
 
 /* The per-shard tables (struct shard.tracking). */
 struct trk_table;

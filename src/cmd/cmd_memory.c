@@ -289,11 +289,12 @@ void memory_info(struct cmd_ctx *c, struct rbuf *out) {
                "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\nallocator_frag_ratio:%.2f\r\n"
                "allocator_frag_bytes:%lld\r\nallocator_rss_ratio:1.00\r\nallocator_rss_bytes:0\r\n"
                "rss_overhead_ratio:1.00\r\nrss_overhead_bytes:0\r\nmem_fragmentation_ratio:%.2f\r\n"
-               "mem_fragmentation_bytes:%lld\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\n"
+               "mem_fragmentation_bytes:%lld\r\nmem_not_counted_for_evict:%zu\r\nmem_replication_backlog:0\r\n"
                "mem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:%zu\r\n"
                "mem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:%s\r\nactive_defrag_running:0\r\n"
                "lazyfree_pending_objects:%zu\r\nlazyfreed_objects:%zu\r\n",
-               maxmemory, h_max, rk_config.maxmemory_policy, mh.frag, mh.frag_bytes, mh.frag, mh.frag_bytes, mh.clients,
+               maxmemory, h_max, rk_config.maxmemory_policy, mh.frag, mh.frag_bytes, mh.frag, mh.frag_bytes,
+               mem_not_counted_for_evict(), mh.clients,
                memory_allocator_name(), lazyfree_pending(), lazyfree_freed());
 }
 

@@ -49,7 +49,9 @@
 
 #define INPUT_STOP_BYTES    (1u << 20)    /* ...and stop receiving once this much is queued */
 #define KEEP_BUFFER_BYTES   (64u << 10)   /* larger idle buffers are released */
-#define IDLE_OUTPUT_BYTES   (16u << 10)   /* Redis's static reply buffer (PROTO_REPLY_CHUNK_BYTES) */
+#define OUTPUT_KEEP_MIN     (1u << 10)    /* Redis's smallest reply buffer (PROTO_REPLY_MIN_BYTES) */
+#define OUTPUT_KEEP_MAX     (16u << 10)   /* ...and its largest (PROTO_REPLY_CHUNK_BYTES) */
+#define OUTPUT_PEAK_MS      5000          /* a send counts as "lately" this long (reply-buffer-peak-reset-time) */
 #define HOLD_OUTPUT_BYTES   (64u << 10)   /* ready replies held back while others are in flight */
 
 static void format_addr(int fd, bool local, char *dst, size_t len) {
@@ -87,6 +89,7 @@ struct client *client_new(struct worker *w, int fd) {
     c->w = w;
     c->fd = fd;
     c->resp = 2;
+    c->out_keep = OUTPUT_KEEP_MIN;
     c->id = atomic_fetch_add(&srv.next_client_id, 1);
     const char *pass = __atomic_load_n(&rk_config.requirepass, __ATOMIC_ACQUIRE);
     if (!pass || !pass[0]) c->flags |= CF_AUTHED;
@@ -147,6 +150,7 @@ void client_free_now(struct client *c) {
     if (RK_UNLIKELY(c->wait == WAIT_PAUSED || (c->flags & CF_MONITOR))) client_controls_gone(c);
     if (c->trk) client_tracking_free(c);
     client_mem_forget(c);
+    client_pushes_settled(c);
     close(c->fd);
     w->clients[c->idx] = NULL;
     w->free_idx[w->nfree++] = c->idx;
@@ -625,9 +629,11 @@ static void submit_send(struct client *c) {
     io_uring_prep_send(sqe, c->fd, c->sending.buf + c->sent, c->sending.len - c->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
     io_uring_sqe_set_data64(sqe, UD_MAKE(UD_SEND, c->gen, c->idx));
     c->pending_ops++;
+    mem_count_leaving((long long)c->sending.cap);
 }
 
 static void await_writable(struct client *c) {
+    client_pushes_settled(c);   /* c is slow: what waits for it counts */
     struct io_uring_sqe *sqe = ring_sqe(c->w);
     io_uring_prep_poll_add(sqe, c->fd, POLLOUT);
     io_uring_sqe_set_data64(sqe, UD_MAKE(UD_WRITABLE, c->gen, c->idx));
@@ -636,12 +642,14 @@ static void await_writable(struct client *c) {
 }
 
 static void start_send(struct client *c) {
+    if (c->out.len > c->out_peak) c->out_peak = c->out.len > UINT32_MAX ? UINT32_MAX : (uint32_t)c->out.len;
     struct rbuf tmp = c->sending;
     c->sending = c->out;
     c->out = tmp;
     c->out.len = 0;
     c->sent = 0;
     c->flags |= CF_SEND_INFLIGHT;
+    client_pushes_settled(c);   /* counted with the send's buffer now */
     submit_send(c);
 }
 
@@ -661,16 +669,18 @@ void client_on_writable(struct client *c, int res) {
     if (send_goes_on(c, res)) submit_send(c);
 }
 
-/* All of c's output is sent: it keeps one buffer for its next replies,
- * of at most the size of the reply buffer every Redis client has. What
- * Redis wrote beyond that buffer it frees as soon as it is written, so
- * the memory a burst of replies or pushes took (invalidations an eviction
- * caused, say) is given back before the next maxmemory check; kept, it
- * would count and make more evictions, and more pushes. */
+/* All of c's output is sent: it keeps one buffer for its next replies if
+ * that is no bigger than c's replies have lately needed (out_keep), as a
+ * Redis client keeps its reply buffer, sized to its recent peak by
+ * clientsCron. What Redis wrote beyond that buffer it frees as soon as it
+ * is written, so the memory a burst of replies or pushes took is given
+ * back before the next maxmemory check: kept, an eviction's pushes to
+ * every tracking client would stay behind in their buffers, and count,
+ * and make more evictions, and more pushes. */
 static void keep_idle_output(struct client *c) {
     struct rbuf *keep = c->sending.cap > c->out.cap ? &c->sending : &c->out;
     rbuf_free(keep == &c->sending ? &c->out : &c->sending);
-    if (keep->cap > IDLE_OUTPUT_BYTES) rbuf_free(keep);
+    if (keep->cap > c->out_keep) rbuf_free(keep);
     if (keep == &c->sending) {   /* replies are written to out */
         c->out = c->sending;
         c->sending = (struct rbuf){0};
@@ -678,6 +688,7 @@ static void keep_idle_output(struct client *c) {
 }
 
 void client_on_send(struct client *c, int res) {
+    mem_count_leaving(-(long long)c->sending.cap);
     if (res == -EAGAIN) res = 0;   /* the socket is full */
     if (!send_goes_on(c, res)) return;
     c->w->stats.net_out += (uint64_t)res;
@@ -812,9 +823,29 @@ void client_info_line(struct client *c, bool current, struct rbuf *out, long lon
 /* Every cron period: close clients idle longer than `timeout`, and publish
  * what this thread's clients cost (client eviction, while on, counts them
  * again too: what changed without passing one of its checks). */
+/* Once a second, as Redis's clientsCronResizeOutputBuffer: the idle
+ * output buffer c may keep halves towards its recent peak (not below
+ * Redis's smallest), or doubles (up to its largest) when its sends filled
+ * it; a kept buffer now too big goes at once. The peak is forgotten every
+ * OUTPUT_PEAK_MS, so a client that went quiet shrinks. */
+static void size_kept_output(struct client *c, bool forget_peak) {
+    uint32_t keep = c->out_keep;
+    if (keep / 2 >= OUTPUT_KEEP_MIN && c->out_peak < keep / 2)
+        keep = c->out_peak + 1 > OUTPUT_KEEP_MIN ? c->out_peak + 1 : OUTPUT_KEEP_MIN;
+    else if (keep < OUTPUT_KEEP_MAX && c->out_peak >= keep)
+        keep = keep * 2 < OUTPUT_KEEP_MAX ? keep * 2 : OUTPUT_KEEP_MAX;
+    c->out_keep = keep;
+    if (forget_peak) c->out_peak = 0;
+    if (!(c->flags & CF_SEND_INFLIGHT) && c->out.len == 0 && c->out.cap > keep) rbuf_free(&c->out);
+}
+
 void client_cron(struct worker *w) {
     long long timeout = CONFIG_GET(timeout);
     uint64_t bytes = 0;
+    bool resize = w->now_ms - w->last_output_resize_ms >= 1000;
+    bool forget_peak = resize && w->now_ms - w->last_peak_reset_ms >= OUTPUT_PEAK_MS;
+    if (resize) w->last_output_resize_ms = w->now_ms;
+    if (forget_peak) w->last_peak_reset_ms = w->now_ms;
     for (uint32_t i = 0; i < w->nclients_cap; i++) {
         struct client *c = w->clients[i];
         if (!c) continue;
@@ -823,6 +854,7 @@ void client_cron(struct worker *w) {
             client_close(c);
             continue;
         }
+        if (resize) size_kept_output(c, forget_peak);
         if (w->cev_limit) client_mem_update(c);
         bytes += client_memory(c);
     }

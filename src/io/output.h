@@ -56,6 +56,20 @@ static inline void client_output_grew(struct client *c) {
  * was written, and limits lowered by CONFIG SET (Redis's clientsCron). */
 void client_obuf_cron(struct worker *w);
 
+/* Writing invalidations to c->out grew it by n bytes: on their way out,
+ * not counted for eviction (mem_count_leaving) until c's send starts, or
+ * c is found slow (its send waits for room), or c goes. */
+static inline void client_push_leaving(struct client *c, size_t n) {
+    if (c->flags & CF_SEND_POLL || n > UINT32_MAX - c->pushes_leaving) return;
+    c->pushes_leaving += (uint32_t)n;
+    mem_count_leaving((long long)n);
+}
+static inline void client_pushes_settled(struct client *c) {
+    if (RK_LIKELY(!c->pushes_leaving)) return;
+    mem_count_leaving(-(long long)c->pushes_leaving);
+    c->pushes_leaving = 0;
+}
+
 /* A reply written now goes out, or behind replies still out elsewhere:
  * write into client_reply_target's buffer from `start`, then call
  * client_reply_written (drop: CLIENT REPLY OFF/SKIP cuts it). */

@@ -133,7 +133,7 @@ static void write_invalidation(struct client *t, struct slice arr, bool redirect
     if (t->resp < 3 && !(redirected && t->nsubs > 0)) return;
     bool queued;
     struct rbuf *out = client_reply_target(t, &queued);
-    size_t start = out->len;
+    size_t start = out->len, cap = out->cap;
     struct reply r = { out, t->resp };
     if (t->resp >= 3) {
         reply_push(&r, 2);
@@ -145,6 +145,7 @@ static void write_invalidation(struct client *t, struct slice arr, bool redirect
     }
     if (arr.ptr) rbuf_append(out, arr.ptr, arr.len);
     else reply_null(&r);
+    if (!queued) client_push_leaving(t, out->cap - cap);
     client_reply_written(t, out, start, queued, false);
 }
 
@@ -377,7 +378,7 @@ void tracking_iteration(struct worker *w) {
         trk_outbox.to[w->id] = (struct rbuf){0};
         trk_outbox.mask &= ~self;
         tracking_deliver(w, b.buf, b.len);
-        rbuf_free(&b);
+        trk_delivered(&b);
     }
     uint64_t others = trk_outbox.mask & ~self;
     trk_outbox.mask &= self;

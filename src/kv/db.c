@@ -245,21 +245,24 @@ static void expire_entry(struct cmd_ctx *c, struct shard *s, struct kv_db *db, s
     db_touch_watched(c, c->db, key, true);
 }
 
-void db_evict_key(struct cmd_ctx *c, unsigned dbi, struct slice key) {
+long long db_evict_key(struct cmd_ctx *c, unsigned dbi, struct slice key) {
     struct shard *s = c->shard;
     struct kv_db *db = &s->dbs[dbi];
     uint64_t h = table_hash(key.ptr, key.len);
     struct kv_entry **slot = table_find(&db->table, key.ptr, key.len, h);
-    if (!slot) return;
+    if (!slot) return 0;
     snap_guard(s, (int)dbi, *slot);   /* a running snapshot keeps what it had */
     c->db = (int)dbi;
     trk_key_evicted(s, key);
+    long long before = mem_thread_bytes();
     free_dropped(drop_entry(db, key, h), CONFIG_GET(lazyfree_lazy_eviction));
+    long long freed = before - mem_thread_bytes();
     s->stats.evicted_keys++;
     if (db_expired_hook) db_expired_hook(c, key);
     if (RK_UNLIKELY(CONFIG_GET(notify_keyspace_events) & DB_EVENT_EVICTED) && db_event_hook)
         db_event_hook(c, DB_EVENT_EVICTED, "evicted", key);
     db_touch_watched(c, c->db, key, true);
+    return freed;
 }
 
 void db_expire_found(struct cmd_ctx *c, struct shard *s, struct kv_db *db, struct kv_entry *e) {

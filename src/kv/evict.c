@@ -275,12 +275,37 @@ static size_t share_of(const struct shard *s, struct shard *const *all, unsigned
 
 enum evict_outcome { EVICT_DONE, EVICT_DEFERRED, EVICT_NOTHING };
 
-/* Evict from s until used_memory is under limit or the time is up. The
- * ranked policies take this shard's best candidate only while no other
- * shard offers a better one: each publishes its best before comparing, so
- * the best over all shards goes first, as in one keyspace. While some
- * shard has not published lately (asleep, or it was held), this shard
- * frees its share of the overage, then waits a moment for the others to
+/* The bytes still to free, over every shard: set from the overage by a
+ * shard that finds used_memory over the limit while nothing is owed,
+ * lowered by every shard's evictions. Redis frees what was over at its
+ * check and looks again at its next; shards that check at the same
+ * moment would each free all of it. */
+static _Atomic long long evict_owed;
+
+/* What is owed now: the debt in course, no more than the overage. */
+static long long owed_now(long long over) {
+    long long owed = atomic_load_explicit(&evict_owed, memory_order_relaxed);
+    while (owed <= 0 || owed > over)
+        if (atomic_compare_exchange_weak_explicit(&evict_owed, &owed, over, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return over;
+    return owed;
+}
+
+static bool still_owed(void) { return atomic_load_explicit(&evict_owed, memory_order_relaxed) > 0; }
+static void pay(long long freed) { atomic_fetch_sub_explicit(&evict_owed, freed, memory_order_relaxed); }
+
+/* Evict from s until what is owed (evict_owed) is paid, or used_memory
+ * is under limit, or the time is up. As Redis's performEvictions, the
+ * bytes to free are fixed at the start and an eviction counts what its
+ * deletion gave back: the invalidations it queues for tracking clients
+ * are not charged to the next key, or a key's pushes to many clients
+ * would evict the next key, and so on to an empty keyspace. The ranked
+ * policies take this shard's best candidate only while no other shard
+ * offers a better one: each publishes its best before comparing, so the
+ * best over all shards goes first, as in one keyspace. While some shard
+ * has not published lately (asleep, or it was held), this shard frees
+ * its share of the overage, then waits a moment for the others to
  * publish (they are woken for it). The random policies free their shares
  * each iteration. */
 static enum evict_outcome evict_until(struct shard *s, struct shard *const *all, unsigned nshards,
@@ -288,12 +313,14 @@ static enum evict_outcome evict_until(struct shard *s, struct shard *const *all,
     struct cmd_ctx ctx = { .shard = s, .shards = &s, .nshards = 1, .now_ms = now_ms };
     struct rbuf key = {0};
     bool random = p == EVICT_ALLKEYS_RANDOM || p == EVICT_VOLATILE_RANDOM;
-    size_t used = mem_used(), share = share_of(s, all, nshards, used - limit);
+    size_t used = mem_used_for_evict();
+    if (used <= limit) return EVICT_DONE;   /* the others freed it meanwhile */
+    size_t share = share_of(s, all, nshards, (size_t)owed_now((long long)(used - limit)));
     uint64_t start = monotonic_us(), budget = time_limit_us();
     long long freed = 0;   /* by the evictions themselves, on this thread */
     unsigned dbi = 0, evicted = 0;
     enum evict_outcome out = EVICT_DONE;
-    while (used > limit) {
+    while (used > limit && still_owed()) {
         bool unknown = random;
         if (random) {
             if (!random_pick(s, p, &dbi, &key)) { out = EVICT_NOTHING; break; }
@@ -312,11 +339,11 @@ static enum evict_outcome evict_until(struct shard *s, struct shard *const *all,
             break;
         }
         if (!random) pool_take(s, &dbi, &key);
-        long long before = mem_thread_bytes();
-        db_evict_key(&ctx, dbi, (struct slice){ key.buf, key.len });
-        freed += before - mem_thread_bytes();
+        long long f = db_evict_key(&ctx, dbi, (struct slice){ key.buf, key.len });
+        freed += f;
+        pay(f);
         if (++evicted % CHECK_EVERY == 0 && monotonic_us() - start > budget) break;
-        used = mem_used();
+        used = mem_used_for_evict();   /* others free too, and lazily freed values go */
     }
     if (out == EVICT_NOTHING) publish_best(s, 0, p, now_ms);
     rbuf_free(&key);
@@ -335,14 +362,14 @@ bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards
     if (RK_LIKELY(maxmemory <= 0)) return false;
     enum evict_policy p = evict_policy_now();
     if (!may_evict) publish_best(s, 0, p, 0);   /* not known: the others free their shares meanwhile */
-    if (mem_used() <= (size_t)maxmemory) return false;
+    if (mem_used_for_evict() <= (size_t)maxmemory) return false;
     if (p == EVICT_NOEVICTION) return true;
     if (may_evict) {
         enum evict_outcome out = evict_until(s, all, nshards, p, (size_t)maxmemory, now_ms);
         /* keys the sampling cannot find (a few TTL keys among many) do not
          * count as evictable: without them the limit must refuse writes */
         atomic_store_explicit(&s->evictable, out == EVICT_NOTHING ? 0 : shard_candidates(s, p), memory_order_relaxed);
-        if (mem_used() <= (size_t)maxmemory) return false;
+        if (mem_used_for_evict() <= (size_t)maxmemory) return false;
     }
     *wake_peers = nshards > 1;   /* the others' turn: better candidates or their shares */
     return candidates_everywhere(all, nshards) == 0;

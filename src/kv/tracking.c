@@ -56,8 +56,9 @@ static struct trk_table *table_of(struct shard *s) {
 
 void trk_emit(unsigned worker, const struct trk_entry *e, struct slice prefix, struct slice key) {
     struct rbuf *b = &trk_outbox.to[worker];
-    size_t klen = e->klen == TRK_NULL_LEN ? 0 : e->klen;
+    size_t klen = e->klen == TRK_NULL_LEN ? 0 : e->klen, cap = b->cap;
     char *p = rbuf_reserve(b, sizeof *e + e->plen + klen);
+    mem_count_leaving((long long)(b->cap - cap));
     memcpy(p, e, sizeof *e);
     if (e->plen) memcpy(p + sizeof *e, prefix.ptr, e->plen);
     if (klen) memcpy(p + sizeof *e + e->plen, key.ptr, klen);

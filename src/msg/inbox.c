@@ -6,6 +6,7 @@
  * rk_msg_client). Also frees what the messaging layer still owns at exit.
  */
 #include "ringkv/server.h"
+#include "ringkv/tracking.h"
 #include "ringkv/util.h"
 
 #include <stdlib.h>
@@ -49,7 +50,7 @@ static void handle_msg(struct worker *w, struct xmsg *m) {
         break;
     case XM_TRACK:
         rk_msg_client.tracking(w, m->req.buf, m->req.len);
-        rbuf_free(&m->req);
+        trk_delivered(&m->req);
         free(m);
         break;
     case XM_PUBLISH:

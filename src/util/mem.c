@@ -38,6 +38,19 @@ size_t mem_used(void) {
     return sum > 0 ? (size_t)sum : 0;
 }
 
+size_t mem_not_counted_for_evict(void) {
+    unsigned n = atomic_load_explicit(&slots_claimed, memory_order_relaxed);
+    if (n > MEM_SLOTS) n = MEM_SLOTS;
+    long long sum = 0;
+    for (unsigned i = 0; i < n; i++) sum += atomic_load_explicit(&rk_mem_slots[i].leaving, memory_order_relaxed);
+    return sum > 0 ? (size_t)sum : 0;
+}
+
+size_t mem_used_for_evict(void) {
+    size_t used = mem_used(), out = mem_not_counted_for_evict();
+    return used > out ? used - out : 0;
+}
+
 size_t mem_used_peak_update(void) {
     size_t used = mem_used(), p = atomic_load_explicit(&peak, memory_order_relaxed);
     while (used > p && !atomic_compare_exchange_weak_explicit(&peak, &p, used, memory_order_relaxed,

@@ -369,59 +369,124 @@ static void test_expiry(void **state) {
 
 /* Redis's maxmemory.tcl, "client tracking don't cause eviction feedback
  * loop": under a maxmemory 40 KB below what ten tracking clients' 300 keys
- * of 1000-byte names take, eviction frees about that and stops (Redis:
- * some 60 keys; ringkv up to about twice as many with two threads, see
- * below), the messages telling the readers, which repeat the long names,
- * not counting against it; else it runs on until the keyspace is empty. The readers are RESP2 connections, which are told nothing: what
- * is checked is the eviction's own bookkeeping, not the delivery of the
- * pushes. Evictions are polled until they have stopped for a while.
- *
- * The messages to the other threads, on their way for an iteration, still
- * count when the evicting thread next compares used_memory with maxmemory:
- * with one other thread they weigh about half what the eviction freed
- * (more keys go, then fewer, and it stops); with two or more, about as
- * much, so with more than two threads this is not checked (key eviction
- * would have to leave them out, as Redis leaves out replica buffers). */
-static void test_eviction_no_feedback_loop(void **state) {
-    struct fixture *f = FIX(state);
-    enum { READERS = 10, KEYS = 300, NAME = 1000 };
-    OK(f->c, "CONFIG SET maxmemory 0");
-    OK(f->c, "CONFIG SET maxmemory-policy allkeys-lru");
-    OK(f->c, "CONFIG SET maxmemory-eviction-tenacity 100");
-    redisContext *rd[READERS];
-    for (int i = 0; i < READERS; i++) {
-        rd[i] = h_connect(&f->srv);
-        OK(rd[i], "CLIENT TRACKING on");
-    }
-    char key[NAME + 16];
-    for (int j = 0; j < KEYS; j++) {
-        int n = snprintf(key, sizeof key, "%d", j);
-        memset(key + n, 'x', NAME);
-        key[n + NAME] = '\0';
-        OK(f->c, "SET %s x", key);
-        for (int i = 0; i < READERS; i++) BULK(rd[i], "x", "GET %s", key);
-    }
-    long long used = info_ll(f->c, "memory", "used_memory");
-    OK(f->c, "CONFIG SET maxmemory %lld", used - 40000);
+ * of 1000-byte names take, eviction frees about that and stops, as in
+ * Redis (10 to 50 keys go, 200 to 300 stay); else the invalidations of
+ * the evicted keys, each repeating a long name to every reader, count
+ * against the limit and evict more keys, and so on until the keyspace is
+ * empty (at three threads and more, somewhat more keys may go: see
+ * fb_check). With RESP2 readers, which are told nothing, only the entries
+ * between threads are at stake; with RESP3 ones the pushes too, waiting in
+ * their output buffers or in sends not yet reaped. Evictions are polled
+ * until they have stopped for a while. Once the readers have read every
+ * push, nothing is left "on its way out" (mem_not_counted_for_evict). */
+enum { FB_READERS = 10, FB_KEYS = 300, FB_NAME = 1000 };
+
+static void fb_key(char *key, int j) {
+    int n = snprintf(key, FB_NAME + 16, "%d", j);
+    memset(key + n, 'x', FB_NAME);
+    key[n + FB_NAME] = '\0';
+}
+
+/* The keys evicted_keys has stopped at (bounded poll). */
+static long long fb_evicted_settled(redisContext *c) {
     long long evicted = -1;
     for (int polls = 0, same = 0; polls < 500 && same < 10; polls++) {
-        long long now = info_ll(f->c, "stats", "evicted_keys");
+        long long now = info_ll(c, "stats", "evicted_keys");
         same = now == evicted ? same + 1 : 0;
         evicted = now;
         h_sleep_ms(10);
     }
+    return evicted;
+}
+
+static void fb_check(struct fixture *f, long long evicted) {
     redisReply *r = cmd(f->c, "DBSIZE");
     long long left = r->integer;
     freeReplyObject(r);
     print_message("%lld keys evicted, %lld left\n", evicted, left);
-    if (nthreads() <= 2) {
-        assert_true(evicted >= 10);
-        assert_true(left >= KEYS / 3);
-    }
+    /* With three shards or more, a shard that has not published its best
+     * candidate lately frees a share blind, and entries between threads
+     * cost more; and the sanitizers' allocator counts other sizes: up to
+     * some 60 keys were seen to go */
+    long long most = 50;
+#if defined(__SANITIZE_ADDRESS__)
+    most = 80;
+#endif
+    if (nthreads() > 2) most = 80;
+    assert_in_range(evicted, 10, most);
+    assert_in_range(left, 200, FB_KEYS);
+}
+
+/* Returns evicted_keys before the limit. */
+static long long fb_limit(struct fixture *f) {
+    long long before = info_ll(f->c, "stats", "evicted_keys");
+    OK(f->c, "CONFIG SET maxmemory-policy allkeys-lru");
+    OK(f->c, "CONFIG SET maxmemory-eviction-tenacity 100");
+    long long used = info_ll(f->c, "memory", "used_memory");
+    OK(f->c, "CONFIG SET maxmemory %lld", used - 40000);
+    return before;
+}
+
+static void fb_unlimit(struct fixture *f) {
     OK(f->c, "CONFIG SET maxmemory 0");
     OK(f->c, "CONFIG SET maxmemory-policy noeviction");
     OK(f->c, "CONFIG SET maxmemory-eviction-tenacity 10");
-    for (int i = 0; i < READERS; i++) redisFree(rd[i]);
+}
+
+static void test_eviction_no_feedback_loop(void **state) {
+    struct fixture *f = FIX(state);
+    OK(f->c, "CONFIG SET maxmemory 0");
+    redisContext *rd[FB_READERS];
+    for (int i = 0; i < FB_READERS; i++) {
+        rd[i] = h_connect(&f->srv);
+        OK(rd[i], "CLIENT TRACKING on");
+    }
+    char key[FB_NAME + 16];
+    for (int j = 0; j < FB_KEYS; j++) {
+        fb_key(key, j);
+        OK(f->c, "SET %s x", key);
+        for (int i = 0; i < FB_READERS; i++) BULK(rd[i], "x", "GET %s", key);
+    }
+    long long before = fb_limit(f);
+    fb_check(f, fb_evicted_settled(f->c) - before);
+    fb_unlimit(f);
+    for (int i = 0; i < FB_READERS; i++) redisFree(rd[i]);
+}
+
+static void test_eviction_no_feedback_loop_resp3(void **state) {
+    struct fixture *f = FIX(state);
+    OK(f->c, "CONFIG SET maxmemory 0");
+    struct raw *rd[FB_READERS];
+    for (int i = 0; i < FB_READERS; i++) {
+        rd[i] = raw_connect(&f->srv);
+        hello3(rd[i]);
+        RAW(rd[i], "+OK\r\n", "CLIENT TRACKING on");
+    }
+    char key[FB_NAME + 16];
+    for (int j = 0; j < FB_KEYS; j++) {
+        fb_key(key, j);
+        OK(f->c, "SET %s x", key);
+        for (int i = 0; i < FB_READERS; i++) RAW(rd[i], "$1\r\nx\r\n", "GET %s", key);
+    }
+    long long before = fb_limit(f);
+    long long evicted = fb_evicted_settled(f->c) - before;
+    fb_check(f, evicted);
+    /* every reader is told every evicted key, one push each */
+    for (int i = 0; i < FB_READERS; i++)
+        for (long long k = 0; k < evicted; k++) {
+            struct rv *v = raw_reply(rd[i]);
+            assert_int_equal(v->n, 2);
+            assert_int_equal(v->elem[1]->n, 1);
+            rv_free(v);
+        }
+    long long leaving = -1;
+    for (int polls = 0; polls < 200 && leaving != 0; polls++) {
+        if (polls) h_sleep_ms(10);
+        leaving = info_ll(f->c, "memory", "mem_not_counted_for_evict");
+    }
+    assert_int_equal(leaving, 0);
+    fb_unlimit(f);
+    for (int i = 0; i < FB_READERS; i++) raw_close(rd[i]);
 }
 
 int main(void) {
@@ -434,6 +499,7 @@ int main(void) {
         cmocka_unit_test_setup(test_flush_null, h_flushall),
         cmocka_unit_test_setup(test_expiry, h_flushall),
         cmocka_unit_test_setup(test_eviction_no_feedback_loop, h_flushall),
+        cmocka_unit_test_setup(test_eviction_no_feedback_loop_resp3, h_flushall),
     };
     int rc = cmocka_run_group_tests_name("tracking", tests, h_group_setup, h_group_teardown);
     return rc + h_failures();
