@@ -982,7 +982,7 @@ static void test_rss_given_back(void **state)
     assert_true(rss3 - rss2 > MEMBERS * 1000LL * 16);
     INT(c, 1, "DEL rssbig");
     long long rss4 = poll_rss_le(c, rss2 + (rss3 - rss2) / 4);
-    print_message("[  INFO    ] after DEL: RSS %lld\n", rss4);
+    print_message("[  INFO    ] after DEL: RSS %lld used %lld\n", rss4, used_memory(c));
     if (rss4 > rss2 + (rss3 - rss2) / 4) fail_msg("RSS %lld after DEL: %lld before, %lld with the set", rss4, rss2, rss3);
 }
 
