@@ -279,16 +279,21 @@ enum evict_outcome { EVICT_DONE, EVICT_DEFERRED, EVICT_NOTHING };
  * shard that finds used_memory over the limit while nothing is owed,
  * lowered by every shard's evictions. Redis frees what was over at its
  * check and looks again at its next; shards that check at the same
- * moment would each free all of it. */
-static _Atomic long long evict_owed;
+ * moment would each free all of it. A debt left unpaid (its shards
+ * stopped for time, or deferred to one that did not go on) is stale
+ * after BEST_FRESH_MS, and a lone shard owes what it finds each time. */
+static _Atomic long long evict_owed, evict_owed_ms;
 
 /* What is owed now: the debt in course, no more than the overage. */
-static long long owed_now(long long over) {
+static long long owed_now(long long over, unsigned nshards, long long now_ms) {
     long long owed = atomic_load_explicit(&evict_owed, memory_order_relaxed);
-    while (owed <= 0 || owed > over)
+    bool stale = nshards == 1 || now_ms - atomic_load_explicit(&evict_owed_ms, memory_order_relaxed) > BEST_FRESH_MS;
+    while (stale || owed <= 0 || owed > over)
         if (atomic_compare_exchange_weak_explicit(&evict_owed, &owed, over, memory_order_relaxed,
-                                                  memory_order_relaxed))
+                                                  memory_order_relaxed)) {
+            atomic_store_explicit(&evict_owed_ms, now_ms, memory_order_relaxed);
             return over;
+        }
     return owed;
 }
 
@@ -315,7 +320,7 @@ static enum evict_outcome evict_until(struct shard *s, struct shard *const *all,
     bool random = p == EVICT_ALLKEYS_RANDOM || p == EVICT_VOLATILE_RANDOM;
     size_t used = mem_used_for_evict();
     if (used <= limit) return EVICT_DONE;   /* the others freed it meanwhile */
-    size_t share = share_of(s, all, nshards, (size_t)owed_now((long long)(used - limit)));
+    size_t share = share_of(s, all, nshards, (size_t)owed_now((long long)(used - limit), nshards, now_ms));
     uint64_t start = monotonic_us(), budget = time_limit_us();
     long long freed = 0;   /* by the evictions themselves, on this thread */
     unsigned dbi = 0, evicted = 0;
