@@ -46,17 +46,21 @@ static inline struct mem_slot *mem_slot_mine(void) {
     return __builtin_expect(s != NULL, 1) ? s : mem_slot_claim();
 }
 
-/* delta bytes allocated (negative: freed) by this thread. Only the owner
- * writes its slot, so a plain load and store do; the shared last slot adds
+/* Add delta to a counter of this thread's slot. Only the owner writes its
+ * slot, so a plain load and store do; the shared last slot adds
  * atomically. */
-static inline void mem_count(long long delta) {
-    struct mem_slot *s = mem_slot_mine();
+static inline void mem_slot_add_to(struct mem_slot *s, _Atomic long long *field, long long delta) {
     if (__builtin_expect(s == &rk_mem_slots[MEM_SLOTS - 1], 0)) {
-        atomic_fetch_add_explicit(&s->bytes, delta, memory_order_relaxed);
+        atomic_fetch_add_explicit(field, delta, memory_order_relaxed);
         return;
     }
-    atomic_store_explicit(&s->bytes, atomic_load_explicit(&s->bytes, memory_order_relaxed) + delta,
-                          memory_order_relaxed);
+    atomic_store_explicit(field, atomic_load_explicit(field, memory_order_relaxed) + delta, memory_order_relaxed);
+}
+
+/* delta bytes allocated (negative: freed) by this thread. */
+static inline void mem_count(long long delta) {
+    struct mem_slot *s = mem_slot_mine();
+    mem_slot_add_to(s, &s->bytes, delta);
 }
 
 /* Output on its way out (negative: gone, or found stuck): handed to the
@@ -70,12 +74,7 @@ static inline void mem_count(long long delta) {
  * client does not read (its send waits for room) counts. */
 static inline void mem_count_leaving(long long delta) {
     struct mem_slot *s = mem_slot_mine();
-    if (__builtin_expect(s == &rk_mem_slots[MEM_SLOTS - 1], 0)) {
-        atomic_fetch_add_explicit(&s->leaving, delta, memory_order_relaxed);
-        return;
-    }
-    atomic_store_explicit(&s->leaving, atomic_load_explicit(&s->leaving, memory_order_relaxed) + delta,
-                          memory_order_relaxed);
+    mem_slot_add_to(s, &s->leaving, delta);
 }
 
 /* What this thread's slot counts: the bytes it allocated less those it freed. */
