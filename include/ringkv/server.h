@@ -330,6 +330,9 @@ void clients_evict_iteration(struct worker *w);
  * bytes of replies about to be, are at client eviction's limit (never while
  * it is off): a forwarded batch stops making more (rk_msg_client.clients_full). */
 bool clients_mem_full(const struct worker *w, size_t more);
+/* Every thread's clients are at client eviction's limit and some can be
+ * evicted: keys wait for that (Redis evicts clients before keys). */
+bool clients_evictions_due(const struct worker *w);
 /* output.c: what a client costs (its struct, buffers, argument and
  * transaction queues, subscriptions, tracking prefixes): INFO's
  * mem_clients_normal, CLIENT LIST's tot-mem, and client eviction's figure */

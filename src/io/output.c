@@ -270,13 +270,21 @@ static void clients_evict(struct worker *w) {
  * and holds both until the message is done. Over the limit with nobody
  * evictable, holding replies back frees nothing: they flow as without a
  * limit. */
-bool clients_mem_full(const struct worker *w, size_t more) {
-    if (!w->cev_limit || w->cev_stuck) return false;
-    uint64_t total = w->cev_mem + 2 * (more + xshard_replies_in_flight());
+static uint64_t clients_everywhere(const struct worker *w) {
+    uint64_t total = w->cev_mem;
     for (unsigned i = 0; i < srv.nworkers; i++)
         if (i != w->id)
             total += atomic_load_explicit(&srv.workers[i].cev_published, memory_order_relaxed) & CEV_MEM_MASK;
-    return total >= w->cev_limit;
+    return total;
+}
+
+bool clients_mem_full(const struct worker *w, size_t more) {
+    if (!w->cev_limit || w->cev_stuck) return false;
+    return clients_everywhere(w) + 2 * (more + xshard_replies_in_flight()) >= w->cev_limit;
+}
+
+bool clients_evictions_due(const struct worker *w) {
+    return w->cev_limit && !w->cev_stuck && clients_everywhere(w) >= w->cev_limit;
 }
 
 /* Count c's figure again; true when it grew. */

@@ -327,9 +327,10 @@ void worker_serve_while_busy(struct worker *w, struct client *running) {
 
 /* Room under maxmemory before this iteration's commands run (evict.h). A
  * shard held by a transaction, a load, or a client pause (which holds
- * evictions, as in Redis) leave the shard alone this time. */
+ * evictions, as in Redis) leave the shard alone this time, and so do
+ * clients over maxmemory-clients, whose thread evicts them first. */
 static void worker_evict(struct worker *w) {
-    bool may = !shard_is_held(w) && !client_expiry_paused(w->now_ms) &&
+    bool may = !shard_is_held(w) && !client_expiry_paused(w->now_ms) && !clients_evictions_due(w) &&
                !(atomic_load_explicit(&rk_persist.gate, memory_order_acquire) & PERSIST_GATE_LOADING);
     stamp_clock(w->now_ms);
     bool wake_peers;
@@ -362,8 +363,12 @@ static void *worker_main(void *arg) {
          * evicting now, before this iteration's replies leave (rather than
          * only when something next wakes us), gets the evicted keys'
          * invalidations, and peers rung for their part, ahead of the
-         * client's next command */
-        if (w->stats.commands + w->stats.forwarded_in != work0) worker_evict(w);
+         * client's next command. Clients over maxmemory-clients go first,
+         * as in Redis: what their buffers took is not the keys' to give */
+        if (w->stats.commands + w->stats.forwarded_in != work0) {
+            clients_evict_iteration(w);
+            worker_evict(w);
+        }
         tracking_iteration(w);     /* invalidations: ours delivered, the others' into messages */
         bool saving = persist_iteration(w);   /* a snapshot's next entries, its file writes */
         if (RK_UNLIKELY(w->shard.dead_tables != NULL) && !shard_is_held(w))
