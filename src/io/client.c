@@ -820,18 +820,17 @@ void client_info_line(struct client *c, bool current, struct rbuf *out, long lon
     rbuf_append(out, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
-/* Every cron period: close clients idle longer than `timeout`, and publish
- * what this thread's clients cost (client eviction, while on, counts them
- * again too: what changed without passing one of its checks). */
 /* Once a second, as Redis's clientsCronResizeOutputBuffer: the idle
- * output buffer c may keep halves towards its recent peak (not below
- * Redis's smallest), or doubles (up to its largest) when its sends filled
- * it; a kept buffer now too big goes at once. The peak is forgotten every
- * OUTPUT_PEAK_MS, so a client that went quiet shrinks. */
+ * output buffer c may keep shrinks to its recent peak (not below Redis's
+ * smallest) when that is under half of it, or doubles (up to its largest)
+ * when its sends filled it; a kept buffer now too big goes at once. The
+ * peak is forgotten every OUTPUT_PEAK_MS, so a client that went quiet
+ * shrinks. Sizes are powers of two, as output buffers grow: a size
+ * between two would free every buffer the client's sends need. */
 static void size_kept_output(struct client *c, bool forget_peak) {
     uint32_t keep = c->out_keep;
     if (keep / 2 >= OUTPUT_KEEP_MIN && c->out_peak < keep / 2)
-        keep = c->out_peak + 1 > OUTPUT_KEEP_MIN ? c->out_peak + 1 : OUTPUT_KEEP_MIN;
+        for (keep = OUTPUT_KEEP_MIN; keep <= c->out_peak;) keep *= 2;
     else if (keep < OUTPUT_KEEP_MAX && c->out_peak >= keep)
         keep = keep * 2 < OUTPUT_KEEP_MAX ? keep * 2 : OUTPUT_KEEP_MAX;
     c->out_keep = keep;
@@ -839,6 +838,9 @@ static void size_kept_output(struct client *c, bool forget_peak) {
     if (!(c->flags & CF_SEND_INFLIGHT) && c->out.len == 0 && c->out.cap > keep) rbuf_free(&c->out);
 }
 
+/* Every cron period: close clients idle longer than `timeout`, and publish
+ * what this thread's clients cost (client eviction, while on, counts them
+ * again too: what changed without passing one of its checks). */
 void client_cron(struct worker *w) {
     long long timeout = CONFIG_GET(timeout);
     uint64_t bytes = 0;
