@@ -26,6 +26,10 @@
 
 #include "ringkv/common.h"
 
+/* client-output-buffer-limit's classes, in its order. ringkv has no
+ * replicas, so no client is of the replica class. */
+enum obuf_class { OBUF_NORMAL, OBUF_REPLICA, OBUF_PUBSUB, OBUF_CLASSES };
+
 struct rk_config {
     /* listening and threads */
     long long port;
@@ -42,8 +46,8 @@ struct rk_config {
     long long client_query_buffer_limit;
     long long tracking_table_max_keys;   /* 0: no limit */
     /* client-output-buffer-limit: {hard bytes, soft bytes, soft seconds}
-     * per class (normal, replica, pubsub); 0 = no limit */
-    long long client_obuf_limit[3][3];
+     * per enum obuf_class; 0 = no limit */
+    long long client_obuf_limit[OBUF_CLASSES][3];
     long long notify_keyspace_events;   /* NOTIFY_* classes (notify.h) */
     /* keyspace */
     long long databases;

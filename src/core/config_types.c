@@ -332,11 +332,10 @@ bool param_is_save(const struct param *p) { return p->special == &special_save; 
 
 /* ------------------------------------------------------------ client-output-buffer-limit */
 
-enum { OBUF_NORMAL, OBUF_REPLICA, OBUF_PUBSUB, OBUF_CLASSES };
 static const char *const obuf_names[OBUF_CLASSES] = { "normal", "slave", "pubsub" };
 /* hard bytes, soft bytes, soft seconds per class: rk_config.client_obuf_limit */
 
-static int obuf_class(const char *name) {
+static int obuf_class_named(const char *name) {
     if (strcasecmp(name, "normal") == 0) return OBUF_NORMAL;
     if (strcasecmp(name, "slave") == 0 || strcasecmp(name, "replica") == 0) return OBUF_REPLICA;
     if (strcasecmp(name, "pubsub") == 0) return OBUF_PUBSUB;
@@ -350,7 +349,7 @@ static bool obuf_parse(const struct param *p, char **argv, int argc, struct pval
         return false;
     }
     for (int j = 0; j < argc; j += 4) {
-        int cls = obuf_class(argv[j]);
+        int cls = obuf_class_named(argv[j]);
         if (cls < 0) {
             *err = "Invalid client class specified in buffer limit configuration.";
             return false;

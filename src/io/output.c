@@ -265,11 +265,7 @@ static void clients_evict(struct worker *w) {
     }
 }
 
-/* Replies on their way, and those about to be, count twice: the thread
- * they go to copies them from their message into the clients' buffers,
- * and holds both until the message is done. Over the limit with nobody
- * evictable, holding replies back frees nothing: they flow as without a
- * limit. */
+/* What every thread's clients cost, this one's as counted now. */
 static uint64_t clients_everywhere(const struct worker *w) {
     uint64_t total = w->cev_mem;
     for (unsigned i = 0; i < srv.nworkers; i++)
@@ -278,6 +274,11 @@ static uint64_t clients_everywhere(const struct worker *w) {
     return total;
 }
 
+/* Replies on their way, and those about to be, count twice: the thread
+ * they go to copies them from their message into the clients' buffers,
+ * and holds both until the message is done. Over the limit with nobody
+ * evictable, holding replies back frees nothing: they flow as without a
+ * limit. */
 bool clients_mem_full(const struct worker *w, size_t more) {
     if (!w->cev_limit || w->cev_stuck) return false;
     return clients_everywhere(w) + 2 * (more + xshard_replies_in_flight()) >= w->cev_limit;

@@ -24,9 +24,6 @@ void client_close_asap(struct client *c);        /* close at the end of the iter
  * the kernel still holds. */
 void client_release_buffers(struct client *c);
 
-/* client-output-buffer-limit's classes, in its order. ringkv has no
- * replicas, so no client is of the replica class. */
-enum obuf_class { OBUF_NORMAL, OBUF_REPLICA, OBUF_PUBSUB };
 /* Redis's getClientType: subscribed, in either protocol, is pubsub; a
  * monitor is normal. */
 static inline enum obuf_class client_obuf_class(const struct client *c) {

@@ -433,6 +433,19 @@ static void fb_unlimit(struct fixture *f) {
     OK(f->c, "CONFIG SET maxmemory-eviction-tenacity 10");
 }
 
+/* The keys written, each read by every reader (read_key). */
+static void fb_fill(struct fixture *f, void *const *readers, void (*read_key)(void *reader, const char *key)) {
+    char key[FB_NAME + 16];
+    for (int j = 0; j < FB_KEYS; j++) {
+        fb_key(key, j);
+        OK(f->c, "SET %s x", key);
+        for (int i = 0; i < FB_READERS; i++) read_key(readers[i], key);
+    }
+}
+
+static void fb_get_resp2(void *reader, const char *key) { BULK((redisContext *)reader, "x", "GET %s", key); }
+static void fb_get_resp3(void *reader, const char *key) { RAW((struct raw *)reader, "$1\r\nx\r\n", "GET %s", key); }
+
 static void test_eviction_no_feedback_loop(void **state) {
     struct fixture *f = FIX(state);
     OK(f->c, "CONFIG SET maxmemory 0");
@@ -441,12 +454,7 @@ static void test_eviction_no_feedback_loop(void **state) {
         rd[i] = h_connect(&f->srv);
         OK(rd[i], "CLIENT TRACKING on");
     }
-    char key[FB_NAME + 16];
-    for (int j = 0; j < FB_KEYS; j++) {
-        fb_key(key, j);
-        OK(f->c, "SET %s x", key);
-        for (int i = 0; i < FB_READERS; i++) BULK(rd[i], "x", "GET %s", key);
-    }
+    fb_fill(f, (void *const *)rd, fb_get_resp2);
     long long before = fb_limit(f);
     fb_check(f, fb_evicted_settled(f->c) - before);
     fb_unlimit(f);
@@ -462,12 +470,7 @@ static void test_eviction_no_feedback_loop_resp3(void **state) {
         hello3(rd[i]);
         RAW(rd[i], "+OK\r\n", "CLIENT TRACKING on");
     }
-    char key[FB_NAME + 16];
-    for (int j = 0; j < FB_KEYS; j++) {
-        fb_key(key, j);
-        OK(f->c, "SET %s x", key);
-        for (int i = 0; i < FB_READERS; i++) RAW(rd[i], "$1\r\nx\r\n", "GET %s", key);
-    }
+    fb_fill(f, (void *const *)rd, fb_get_resp3);
     long long before = fb_limit(f);
     long long evicted = fb_evicted_settled(f->c) - before;
     fb_check(f, evicted);
