@@ -95,10 +95,14 @@ size_t mem_used_for_evict(void);
 /* INFO's used_memory_peak: take mem_used() into the peak (every worker's
  * cron, and whoever reports it) and return the peak. */
 size_t mem_used_peak_update(void);
-/* Much was just freed by its owner (a FLUSHALL, a big DEL): every
- * worker's next cron asks the allocator to give free pages
- * back to the system, each for its own heap, so RSS follows. */
+/* Much is about to be freed by its owner (a FLUSHALL, a big DEL): every
+ * worker's next cron asks the allocator to give free pages back to the
+ * system, each for its own heap, so RSS follows; and for a while the
+ * allocator decommits what is freed at once (mem_heap_decommit_eagerly). */
 void mem_trim_soon(void);
+/* malloc_count.c: whether freed spans are decommitted at once or after the
+ * allocator's delay. Called by mem.c only. */
+void mem_heap_decommit_eagerly(bool on);
 /* A worker's side of the trim requests: the last one it served, and how
  * many more ticks it trims for it. The allocator gives back freed
  * segments only after a delay, so one collect right after the free is not

@@ -32,8 +32,8 @@ void ring_teardown(struct worker *w);
 /* An SQE, submitting first if the submission queue is full. */
 struct io_uring_sqe *ring_sqe(struct worker *w);
 void ring_recycle_buffer(struct worker *w, unsigned bid);
-/* Idle for a while: give the receive buffers' pages back. */
-void ring_trim_idle_buffers(struct worker *w);
+/* Called every tick: after a quiet second, give the receive buffers' pages back. */
+void ring_trim_quiet_buffers(struct worker *w);
 
 void ring_arm_accept(struct worker *w);
 void ring_arm_recv(struct client *c);

@@ -188,7 +188,7 @@ struct worker_stats {
     uint64_t commands, forwarded_out, forwarded_in, batches_out, batches_in;
     uint64_t submits, completions, enobufs, connections_total, rejected;
     uint64_t net_in, net_out, tx_started, doorbells;
-    uint64_t buffer_trims;          /* idle receive buffers given back (trim_idle_buffers) */
+    uint64_t buffer_trims;          /* receive buffers given back (ring_trim_quiet_buffers) */
     uint64_t qbuf_limit_closed, obuf_limit_closed;   /* clients closed at client-query/output-buffer-limit */
     uint64_t connected;             /* current clients */
     uint64_t blocked_clients;       /* clients in WAIT_BLOCKED (INFO blocked_clients) */
@@ -241,7 +241,8 @@ struct worker {
     bool min_wait_ok;                          /* kernel takes min_wait_usec */
     bool defer_taskrun;                        /* the ring has IORING_SETUP_DEFER_TASKRUN */
     bool bufs_touched;                         /* a receive buffer was written since the last trim */
-    long long last_recv_ms;                    /* last completion that delivered bytes */
+    long long recv_window_start_ms;            /* this second of receives began (ring_trim_quiet_buffers) */
+    size_t recv_window_bytes;                  /* bytes received since then */
     unsigned last_cqes;                        /* completions reaped by the last iteration */
     unsigned cq_head;                          /* next completion to take (worker.c) */
     bool serving_busy;                         /* serving clients from inside a busy script (worker_serve_while_busy) */

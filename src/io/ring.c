@@ -115,22 +115,32 @@ void ring_cancel_recv(struct client *c) {
 }
 
 /*
- * An idle thread gives its receive buffers back. The pages of the buffer
- * ring cost RSS once the kernel has written to them, and a burst of large
- * reads touches all of them (io-buffers x io-buffer-size: 8 MB per thread by
- * default). After a second with nothing received they are dropped with
- * MADV_DONTNEED; the kernel's next write into one faults in a zeroed page.
+ * A quiet thread gives its receive buffers back. The pages of the buffer
+ * ring cost RSS once the kernel has written to them, and since the ring
+ * hands buffers out in turn, a burst of large reads (or, slowly, any
+ * traffic) touches all of them (io-buffers x io-buffer-size: 8 MB per
+ * thread by default). So once a second, if the thread received less than
+ * an eighth of the ring's bytes in that second, they are dropped with
+ * MADV_DONTNEED; the kernel's next write into one faults in a zeroed page,
+ * which at that rate costs next to nothing. A thread that stays busy keeps
+ * them. A client polling now and then does not keep them either.
  * This is safe only with DEFER_TASKRUN: the kernel then copies received
  * bytes into a provided buffer only inside this thread's io_uring_enter(),
  * and every buffer is back in the ring once its completion has been handled,
  * so between two enters no buffer holds live data.
  */
-#define BUFFER_IDLE_TRIM_MS 1000
+#define BUFFER_TRIM_PERIOD_MS 1000
 
-void ring_trim_idle_buffers(struct worker *w) {
-    if (!w->defer_taskrun || !w->bufs_touched || w->now_ms - w->last_recv_ms < BUFFER_IDLE_TRIM_MS) return;
-    if (madvise(w->bufs, (size_t)w->nbufs * w->buf_size, MADV_DONTNEED) == 0) w->stats.buffer_trims++;
-    w->bufs_touched = false;
+void ring_trim_quiet_buffers(struct worker *w) {
+    if (w->now_ms - w->recv_window_start_ms < BUFFER_TRIM_PERIOD_MS) return;
+    size_t quiet = (size_t)w->nbufs * w->buf_size / 8;
+    if (w->defer_taskrun && w->bufs_touched && w->recv_window_bytes < quiet &&
+        madvise(w->bufs, (size_t)w->nbufs * w->buf_size, MADV_DONTNEED) == 0) {
+        w->stats.buffer_trims++;
+        w->bufs_touched = false;
+    }
+    w->recv_window_start_ms = w->now_ms;
+    w->recv_window_bytes = 0;
 }
 
 

@@ -141,7 +141,7 @@ static void on_recv(struct worker *w, struct io_uring_cqe *cqe, uint32_t idx, ui
         unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
         const char *data = w->bufs + (size_t)bid * w->buf_size;
         w->bufs_touched = true;
-        w->last_recv_ms = w->now_ms;
+        w->recv_window_bytes += (size_t)cqe->res;
         if (!(c->flags & (CF_CLOSING)))
             client_on_recv(c, data, (size_t)cqe->res);
         ring_recycle_buffer(w, bid);
@@ -210,7 +210,7 @@ static void worker_cron(struct worker *w) {
         client_cron(w);
         client_obuf_cron(w);
         persist_cron(w);
-        ring_trim_idle_buffers(w);
+        ring_trim_quiet_buffers(w);
     }
 }
 

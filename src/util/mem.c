@@ -4,6 +4,7 @@
 #include "ringkv/mem.h"
 
 #include <malloc.h>
+#include <time.h>
 
 
 struct mem_slot rk_mem_slots[MEM_SLOTS];
@@ -59,14 +60,45 @@ size_t mem_used_peak_update(void) {
 }
 
 static _Atomic unsigned trim_epoch;   /* bumped by mem_trim_soon */
+/* Until when (CLOCK_MONOTONIC ms) freed spans are decommitted at once; 0
+ * when not. Long enough for every worker to serve its MEM_TRIM_TICKS. */
+static _Atomic long long eager_until_ms;
+#define EAGER_DECOMMIT_MS 2000
 
-void mem_trim_soon(void) { atomic_fetch_add_explicit(&trim_epoch, 1, memory_order_relaxed); }
+/* In malloc_count.c (the server binary over mimalloc); weak, so that the
+ * builds without it link. */
+extern void mem_heap_decommit_eagerly(bool on) __attribute__((weak));
+
+static long long now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void mem_trim_soon(void) {
+    atomic_fetch_add_explicit(&trim_epoch, 1, memory_order_relaxed);
+    if (!mem_heap_decommit_eagerly) return;
+    atomic_store(&eager_until_ms, now_ms() + EAGER_DECOMMIT_MS);
+    mem_heap_decommit_eagerly(true);   /* before the caller's frees */
+}
+
+/* The window is over: back to the allocator's delay, unless a new request
+ * opened another meanwhile (checked again after the switch, as the two
+ * switches may land in either order). */
+static void eager_window_check(void) {
+    long long until = atomic_load(&eager_until_ms);
+    if (__builtin_expect(until == 0, 1) || now_ms() < until) return;
+    if (!atomic_compare_exchange_strong(&eager_until_ms, &until, 0)) return;
+    mem_heap_decommit_eagerly(false);
+    if (atomic_load(&eager_until_ms)) mem_heap_decommit_eagerly(true);
+}
 
 bool mem_trim_due(struct mem_trim_state *st) {
     /* only over mimalloc (malloc_count.c): glibc's malloc_trim in a
      * sanitizer build sets up glibc arenas that the sanitizer's malloc
      * never attached, and the thread's exit then aborts */
     if (!rk_mem_heap_counted) return false;
+    eager_window_check();
     unsigned epoch = atomic_load_explicit(&trim_epoch, memory_order_relaxed);
     if (__builtin_expect(epoch != st->served, 0)) {
         st->served = epoch;

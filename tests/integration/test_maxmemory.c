@@ -912,10 +912,6 @@ static long long poll_rss_le(redisContext *c, long long limit)
     return rss;
 }
 
-/* FLUSHALL and a DEL of a big set give RSS back, not just used_memory:
- * small keys (whose entries fill the shards' arenas) and a set's nodes.
- * Not under the sanitizers: their allocator keeps freed memory in
- * quarantine. */
 /* RSS once it has stopped falling: no new low in 5 readings (bounded). */
 static long long poll_rss_steady(redisContext *c)
 {
@@ -929,6 +925,12 @@ static long long poll_rss_steady(redisContext *c)
     return low;
 }
 
+/* FLUSHALL and a DEL of a big set give RSS back, not just used_memory:
+ * small keys (whose entries fill the shards' arenas) and a set's nodes,
+ * and with several threads the receive buffers and forwarded batches
+ * the set's pipeline went through.
+ * Not under the sanitizers: their allocator keeps freed memory in
+ * quarantine. */
 static void test_rss_given_back(void **state)
 {
 #if defined(__SANITIZE_ADDRESS__)
@@ -953,10 +955,6 @@ static void test_rss_given_back(void **state)
     print_message("[  INFO    ] after FLUSHALL: RSS %lld used %lld\n", rss2, used_memory(c));
     if (rss2 > rss0 + (rss1 - rss0) / 4) fail_msg("RSS %lld after FLUSHALL: %lld before, %lld with the keys", rss2, rss0, rss1);
 
-    /* KNOWN GAP: with several threads, part of what a big set's pipeline
-     * took (its forwarded batches, on the client's thread) is not always
-     * given back by the time this bound ends */
-    if (!h_redis_mode() && h_threads() > 1) return;
     /* pages still being given back would otherwise be counted against
      * the set below */
     rss2 = poll_rss_steady(c);
