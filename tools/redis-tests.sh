@@ -105,9 +105,22 @@ expected_units() { awk '$1 == "unit" {print $2}' "$EXPECTED"; }
 #   known NAME | TEST | REASON    a test that fails for a known reason (which issue brings it)
 #   skip NAME | TEST | REASON     a test not run: its outcome depends on a race ringkv does not
 #                                 settle yet, and a hang would stop the rest of the unit
+#   allow NAME TAG ...            the unit runs the tests of these tags, which DENY_TAGS
+#                                 keeps from the other units
 # NAME is a unit of tests/unit without "unit/" (type/list), run in external mode,
 # or own:NAME for the same unit in own-server mode (own:info).
 expected_pass() { awk -v u="$1" '$1 == "unit" && $2 == u {print $3}' "$EXPECTED"; }
+
+# The tags a unit runs without: DENY_TAGS less those its `allow` line names
+# (a unit whose needs ringkv meets while other units' tests of the same tag
+# would still fail: slowlog's needs:debug is DEBUG SLEEP)
+unit_tags() {
+    local tags=" $DENY_TAGS " t
+    for t in $(awk -v u="$1" '$1 == "allow" && $2 == u {for (i = 3; i <= NF; i++) print $i}' "$EXPECTED"); do
+        tags=${tags/ -$t / }
+    done
+    echo $tags
+}
 
 # --skiptest arguments for a unit
 skip_args() {
@@ -186,7 +199,7 @@ run_external() {
     done
     mapfile -d '' -t skips < <(skip_args "$unit")
     (cd "$SUITE/.." && timeout "$UNIT_TIMEOUT" tclsh tests/test_helper.tcl \
-        --host 127.0.0.1 --port "$port" --baseport $((21000 + RANDOM % 10000)) --single "unit/$unit" --tags "$DENY_TAGS" \
+        --host 127.0.0.1 --port "$port" --baseport $((21000 + RANDOM % 10000)) --single "unit/$unit" --tags "$(unit_tags "$unit")" \
         --ignore-encoding --ignore-digest --durable --clients 1 --timeout 60 "${skips[@]}") \
         2>&1 | sed 's/\x1b\[[0-9;]*m//g' >"$log.out" || true
     count_results "$log"
@@ -208,7 +221,7 @@ run_own() {
     rm -rf "$log.dir" && mkdir -p "$log.dir"
     rm -rf "$tmp"/server.* "$tmp"/redis.conf.*
     (cd "$SUITE/.." && timeout "$UNIT_TIMEOUT" tclsh tests/test_helper.tcl \
-        --baseport $((21000 + RANDOM % 10000)) --single "unit/$unit" --tags "$DENY_TAGS" \
+        --baseport $((21000 + RANDOM % 10000)) --single "unit/$unit" --tags "$(unit_tags "own:$unit")" \
         --ignore-encoding --ignore-digest --durable --clients 1 --timeout 60 --dont-clean "${skips[@]}") \
         2>&1 | sed 's/\x1b\[[0-9;]*m//g' >"$log.out" || true
     count_results "$log"

@@ -21,6 +21,7 @@ struct client;
 struct worker;
 struct shard;
 struct block_record;
+struct slowlog_entry;
 
 typedef void (*command_proc)(struct cmd_ctx *c);
 
@@ -389,6 +390,9 @@ struct conn_ops {
     void (*busy)(bool on);
     void (*serve_while_busy)(struct worker *w, struct client *caller);
     void (*monitor_script)(struct worker *w, const struct client *caller, int db, int argc, const struct slice *argv);
+    /* a slow command's entry gets its client's address and name on the
+     * client's thread, and goes into the log (slowlog.h) */
+    void (*slow_entry)(struct cmd_ctx *c, struct slowlog_entry *e);
 };
 extern struct conn_ops rk_conn_ops;
 

@@ -54,6 +54,10 @@ struct rk_config {
     long long hz;                   /* always 1..500 (Redis clamps what is set) */
     /* replication: ringkv has no replicas, so any minimum refuses writes (scripts' only, for now) */
     long long min_replicas_to_write, min_replicas_max_lag;
+    /* the operator's tools (slowlog.h, latency.h) */
+    long long slowlog_log_slower_than;   /* microseconds; -1 = off, 0 = every command */
+    long long slowlog_max_len;
+    long long latency_monitor_threshold; /* milliseconds; 0 = off */
     /* scripting */
     long long busy_reply_threshold; /* ms a script runs before others get -BUSY (lua-time-limit) */
     /* memory limits and eviction (evict.h) */

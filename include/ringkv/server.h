@@ -168,6 +168,7 @@ enum xmsg_type {
     XM_TAKE,         /* a running script asks for the target shard now, without queueing (tx_take_now) */
     XM_TAKEN,        /* granted (back to the script's thread) */
     XM_TAKE_DENIED,  /* the shard is not free: the script stops or fails (tx_take_now) */
+    XM_SLOWLOG,      /* a forwarded command's slow log entry, for its client's thread to complete (slow) */
 };
 
 struct xmsg {
@@ -181,7 +182,8 @@ struct xmsg {
     struct rbuf rep;     /* XM_BATCH_DONE: encoded replies */
     size_t req_done;     /* XM_BATCH cut short: bytes of req already run (forward.c) */
     uint32_t ncmds;
-    struct block_record ready;   /* XM_READY, XM_WATCH */
+    struct block_record ready;   /* XM_READY, XM_WATCH; the client of XM_SLOWLOG */
+    struct slowlog_entry *slow;  /* XM_SLOWLOG */
 };
 
 struct worker_stats {
@@ -447,6 +449,8 @@ struct msg_client_ops {
     void (*tracking)(struct worker *w, const char *p, size_t len);
     /* a published message for this thread's subscribers (XM_PUBLISH) */
     void (*deliver)(struct worker *w, enum ps_kind k, struct slice channel, struct slice msg);
+    /* XM_SLOWLOG: a forwarded command's slow log entry for client r */
+    void (*slow_entry)(struct worker *w, const struct block_record *r, struct slowlog_entry *e);
     /* every thread's clients, with the replies on their way to them and
      * `more` bytes of replies about to be, are at maxmemory-clients */
     bool (*clients_full)(const struct worker *w, size_t more);

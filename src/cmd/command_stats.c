@@ -8,14 +8,15 @@
  * long it waited. A call whose reply starts with '-' is a failed call;
  * command_rejected() counts the ones refused before they ran.
  *
- * Timing. Reading the clock twice around every call makes pipelined GETs
- * and SETs measurably slower, so only a sample of the calls is timed: the first
- * call of each command on a thread and every SAMPLE_EVERY-th after it. usec
- * is the mean of the timed calls times the number of calls, and the
- * latency percentiles come from the timed calls; both are estimates, with
- * the precision of a sample of that size. A slow command run once is
- * always timed (its first call); a rare slow call of a frequent command
- * may be missed by the sample.
+ * Timing. The histograms and usec come from a sample of the calls: the
+ * first call of each command on a thread and every SAMPLE_EVERY-th after
+ * it. usec is the mean of the timed calls times the number of calls, and
+ * the latency percentiles come from the timed calls; both are estimates,
+ * with the precision of a sample of that size. While the slow log or the
+ * latency monitor is on (their thresholds), every call is timed as well,
+ * with the cheap clock of clock.h, and one at least as long as the lower
+ * threshold goes to them (slowlog_consider, latency_add_sample); the
+ * common case costs two counter reads and a compare.
  *
  * Errors are counted under the first word of their text (ERR, WRONGTYPE,
  * ...), as Redis does, in a small table per thread.
@@ -29,7 +30,10 @@
 #include "ringkv/aof.h"
 #include "ringkv/command_stats.h"
 #include "ringkv/command.h"
+#include "ringkv/clock.h"
 #include "ringkv/config.h"
+#include "ringkv/latency.h"
+#include "ringkv/slowlog.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,12 +91,6 @@ static struct thread_stats *registry_at(unsigned i) {
     return __atomic_load_n(&registry[i], __ATOMIC_ACQUIRE);
 }
 
-static inline uint64_t clock_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- the latency histogram ---- */
 
 /* Values below 16 have a bucket each; above, 8 buckets per power of two. */
@@ -141,6 +139,36 @@ static void record_sample(struct cmd_stat *s, uint64_t ns) {
 
 /* ---- counting ---- */
 
+/* The lower of the slow log's and the latency monitor's thresholds in
+ * ticks, UINT64_MAX while both are off; recomputed when either setting
+ * changes, per thread. */
+static _Thread_local struct { long long slow_us, latency_ms; uint64_t ticks; } watch_cache = { -2, -1, 0 };
+
+static uint64_t watch_ticks_slow(long long slow_us, long long latency_ms) {
+    watch_cache.slow_us = slow_us;
+    watch_cache.latency_ms = latency_ms;
+    uint64_t us = UINT64_MAX;
+    if (slow_us >= 0) us = (uint64_t)slow_us;
+    if (latency_ms > 0 && (uint64_t)latency_ms * 1000 < us) us = (uint64_t)latency_ms * 1000;
+    if (us == UINT64_MAX) return watch_cache.ticks = UINT64_MAX;
+    return watch_cache.ticks = us > UINT64_MAX / 1000 ? UINT64_MAX - 1 : ns_to_ticks(us * 1000);
+}
+
+static inline uint64_t watch_ticks(void) {
+    long long slow_us = CONFIG_GET(slowlog_log_slower_than), latency_ms = CONFIG_GET(latency_monitor_threshold);
+    if (RK_LIKELY(slow_us == watch_cache.slow_us && latency_ms == watch_cache.latency_ms)) return watch_cache.ticks;
+    return watch_ticks_slow(slow_us, latency_ms);
+}
+
+/* A call at least as long as the lower threshold: each of the two that it
+ * reaches gets it. */
+static void watch_slow_call(struct cmd_ctx *c, uint64_t ticks) {
+    uint64_t us = ticks_to_ns(ticks) / 1000;
+    slowlog_consider(c, us);
+    if (!c->in_script)
+        latency_add_sample_if_needed(c->cmd->flags & CMD_FAST ? "fast-command" : "command", us / 1000);
+}
+
 /* Pipelines repeat one command: remember the last one's counters. */
 static _Thread_local struct { const struct command *cmd; struct cmd_stat *stat; } last;
 
@@ -183,14 +211,20 @@ void command_call(struct cmd_ctx *c) {
         feed_aof(c, start);
         return;
     }
-    if (RK_LIKELY(s->calls & (SAMPLE_EVERY - 1))) {
+    uint64_t watch = watch_ticks();
+    uint64_t ticks = 0;
+    if (RK_LIKELY(s->calls & (SAMPLE_EVERY - 1)) && RK_LIKELY(watch == UINT64_MAX)) {
         run_proc(c);
     } else {
-        uint64_t t0 = clock_ns();
+        uint64_t t0 = clock_ticks();
         run_proc(c);
-        record_sample(s, clock_ns() - t0);
+        ticks = clock_ticks() - t0;
+        if (!(s->calls & (SAMPLE_EVERY - 1))) record_sample(s, ticks_to_ns(ticks));
     }
     if (RK_UNLIKELY(c->block)) return;   /* it runs again when woken: that run is the call */
+    /* the thresholds as they are now, as Redis reads them after the call:
+     * the CONFIG SET that lowers one is itself logged */
+    if (RK_UNLIKELY(ticks >= watch_ticks())) watch_slow_call(c, ticks);
     if (RK_UNLIKELY(c->cmd->flags & CMD_BLOCKING) && c->waiter &&
         atomic_load_explicit(&rk_waiter_keys, memory_order_relaxed) != 0)
         ctx_served(c);   /* before ctx_wrote: its pop wakes the next waiter, not itself */
@@ -425,5 +459,85 @@ void stats_info_latencystats(struct rbuf *out) {
         for (unsigned b = 0; b < LAT_HIST_BUCKETS; b++) total += counts[b];
         if (total) latency_line(out, command_by_index(id)->name, counts, total, p, np);
     }
+    free(counts);
+}
+
+/* ---- LATENCY HISTOGRAM ---- */
+
+/* The command's calls over every thread, and its merged histogram. */
+static uint64_t command_totals(int id, uint64_t *counts) {
+    uint64_t calls = 0;
+    memset(counts, 0, LAT_HIST_BUCKETS * sizeof *counts);
+    for (unsigned i = 0; i < registered(); i++) {
+        const struct thread_stats *t = registry_at(i);
+        if (!t) continue;
+        calls += t->cmd[id].calls;
+        merge_hist(t, id, counts);
+    }
+    return calls;
+}
+
+/* One command's entry: calls, then the cumulative counts at 1, 2, 4, ...
+ * microseconds where they grow, as Redis's log iterator over its
+ * HdrHistogram. The histogram holds a sample of the calls (see the top of
+ * this file), so its counts are scaled up to the calls. */
+static void histogram_entry(struct reply *r, const struct command *cmd, uint64_t calls, const uint64_t *counts) {
+    uint64_t timed = 0;
+    for (unsigned b = 0; b < LAT_HIST_BUCKETS; b++) timed += counts[b];
+    reply_bulk_cstr(r, cmd->name);
+    reply_map(r, 2);
+    reply_bulk_cstr(r, "calls");
+    reply_int(r, (long long)calls);
+    reply_bulk_cstr(r, "histogram_usec");
+    size_t at = r->out->len;
+    size_t pairs = 0;
+    uint64_t seen = 0, last = 0;
+    unsigned b = 0;
+    for (uint64_t bound_us = 1; timed && last < calls && bound_us <= (1ull << 40); bound_us <<= 1) {
+        while (b < LAT_HIST_BUCKETS && lat_bucket_high(b) <= bound_us * 1000) seen += counts[b++];
+        uint64_t cumulative = seen == timed ? calls : (uint64_t)((double)seen * (double)calls / (double)timed);
+        if (cumulative > last) {
+            reply_int(r, (long long)bound_us);
+            reply_int(r, (long long)cumulative);
+            pairs++;
+            last = cumulative;
+        }
+    }
+    reply_map_at(r, at, pairs);
+}
+
+static size_t histogram_of(struct reply *r, const struct command *cmd, uint64_t *counts) {
+    size_t n = 0;
+    int id = command_index(cmd);
+    uint64_t calls = id >= 0 ? command_totals(id, counts) : 0;
+    if (calls) {
+        histogram_entry(r, cmd, calls, counts);
+        n++;
+    }
+    for (const struct command *sub = cmd->subcommands; sub && sub->name; sub++) n += histogram_of(r, sub, counts);
+    return n;
+}
+
+static const struct command *lookup_full_name(struct slice name) {
+    const char *bar = memchr(name.ptr, '|', name.len);
+    if (!bar) return command_lookup(name.ptr, name.len);
+    const struct command *parent = command_lookup(name.ptr, (size_t)(bar - name.ptr));
+    if (!parent) return NULL;
+    return command_lookup_sub(parent, (struct slice){ bar + 1, name.len - (size_t)(bar + 1 - name.ptr) });
+}
+
+void stats_latency_histogram(struct reply *r, const struct slice *names, size_t n) {
+    uint64_t *counts = rk_malloc(LAT_HIST_BUCKETS * sizeof *counts);
+    size_t at = r->out->len;
+    size_t entries = 0;
+    if (n == 0) {
+        for (size_t i = 0; i < command_count(); i++) entries += histogram_of(r, command_at(i), counts);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            const struct command *cmd = lookup_full_name(names[i]);
+            if (cmd) entries += histogram_of(r, cmd, counts);
+        }
+    }
+    reply_map_at(r, at, entries);
     free(counts);
 }

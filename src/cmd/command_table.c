@@ -109,6 +109,32 @@ static const struct command object_subs[] = {
     { 0 }
 };
 
+/* SLOWLOG and LATENCY: one log and one set of events for the process,
+ * which any thread reads under their locks (slowlog.h, latency.h). */
+static const struct command slowlog_subs[] = {
+    CMD("slowlog|get", -2, A | L, 0, 0, 0, cmd_slowlog, "@admin @slow @dangerous", "Returns the slow log's entries.", "2.2.12", "server", "O(N) where N is the number of entries returned",
+        "[count:integer]"),
+    CMD("slowlog|help", 2, L, 0, 0, 0, cmd_slowlog, "@slow", "Show helpful text about the different subcommands", "6.2.0", "server", "O(1)", NULL),
+    CMD("slowlog|len", 2, A | L, 0, 0, 0, cmd_slowlog, "@admin @slow @dangerous", "Returns the number of entries in the slow log.", "2.2.12", "server", "O(1)", NULL),
+    CMD("slowlog|reset", 2, A | L, 0, 0, 0, cmd_slowlog, "@admin @slow @dangerous", "Clears all entries from the slow log.", "2.2.12", "server", "O(N) where N is the number of entries in the slowlog", NULL),
+    { 0 }
+};
+
+static const struct command latency_subs[] = {
+    CMD("latency|doctor", 2, A | L | CMD_NOSCRIPT, 0, 0, 0, cmd_latency, "@admin @slow @dangerous", "Returns a human-readable latency analysis report.", "2.8.13", "server", "O(1)", NULL),
+    CMD("latency|graph", 3, A | L | CMD_NOSCRIPT, 0, 0, 0, cmd_latency, "@admin @slow @dangerous", "Returns a latency graph for an event.", "2.8.13", "server", "O(1)",
+        "event:string"),
+    CMD("latency|help", 2, L, 0, 0, 0, cmd_latency, "@slow", "Returns helpful text about the different subcommands.", "2.8.13", "server", "O(1)", NULL),
+    CMD("latency|histogram", -2, A | L | CMD_NOSCRIPT, 0, 0, 0, cmd_latency, "@admin @slow @dangerous", "Returns the cumulative distribution of latencies of a subset or all commands.", "7.0.0", "server", "O(N) where N is the number of commands with latency information being retrieved.",
+        "[command:string ...]"),
+    CMD("latency|history", 3, A | L | CMD_NOSCRIPT, 0, 0, 0, cmd_latency, "@admin @slow @dangerous", "Returns timestamp-latency samples for an event.", "2.8.13", "server", "O(1)",
+        "event:string"),
+    CMD("latency|latest", 2, A | L | CMD_NOSCRIPT, 0, 0, 0, cmd_latency, "@admin @slow @dangerous", "Returns the latest latency samples for all events.", "2.8.13", "server", "O(1)", NULL),
+    CMD("latency|reset", -2, A | L | CMD_NOSCRIPT, 0, 0, 0, cmd_latency, "@admin @slow @dangerous", "Resets the latency data for one or more events.", "2.8.13", "server", "O(1)",
+        "[event:string ...]"),
+    { 0 }
+};
+
 /* MEMORY STATS and DOCTOR add up every thread's clients, and PURGE has each
  * thread's allocator heap give memory back: cmd_memory_gather runs on every
  * thread first (per_shard). */
@@ -188,6 +214,8 @@ static const struct command commands[] = {
         "[force:pure-token=FORCE@7.0.0] [abort:pure-token=ABORT@7.0.0]"),
     CONTAINER("cluster", cluster_subs, "@slow", "A container for cluster commands", "3.0.0", "cluster"),
     CONTAINER("memory", memory_subs, "@slow", "A container for memory diagnostics commands.", "4.0.0", "server"),
+    CONTAINER("slowlog", slowlog_subs, "@slow", "A container for slow log commands.", "2.2.12", "server"),
+    CONTAINER("latency", latency_subs, "@slow", "A container for latency diagnostics commands.", "2.8.13", "server"),
     CMD("debug", -2, A | L | CMD_NOSCRIPT | CMD_ALLSHARDS, 0, 0, 0, cmd_debug, "@admin @slow @dangerous", "A container for debugging commands.", "1.0.0", "server", "Depends on subcommand.", NULL),
     /* keys */
     CMD("del", -2, W, 1, -1, 1, cmd_del, "@keyspace @write @slow", "Deletes one or more keys.", "1.0.0", "generic", "O(N) where N is the number of keys that will be removed.",

@@ -26,6 +26,7 @@
 #include "ringkv/log.h"
 #include "ringkv/server.h"
 #include "ringkv/stamp.h"
+#include "ringkv/clock.h"
 #include "ringkv/config.h"
 #include "ringkv/command.h"
 #include "ringkv/script.h"
@@ -200,6 +201,7 @@ int main(int argc, char **argv) {
     log_starting(argc);
     if (port_in_use()) return 1;
     raise_fd_limit();
+    clock_ticks_init();   /* before the workers read it */
 
     sigset_t sigs;
     sigemptyset(&sigs);

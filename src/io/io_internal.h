@@ -87,4 +87,10 @@ void tracking_iteration(struct worker *w);
  * marked for EXECABORT; EXEC itself ends it with err as its reason, as
  * Redis's execCommandAbort (pause.c). */
 void client_refuse(struct client *c, const struct command *cmd, const char *err);
+/* slow_entry.c: a slow command's log entry gets its client's address and
+ * name (conn_ops.slow_entry), here or on the client's thread (XM_SLOWLOG,
+ * msg_client_ops.slow_entry) */
+void client_slow_entry(struct cmd_ctx *ctx, struct slowlog_entry *e);
+void client_slow_entry_in(struct worker *w, const struct block_record *r, struct slowlog_entry *e);
+
 #endif

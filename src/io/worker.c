@@ -23,7 +23,9 @@
 #include "ringkv/script_host.h"
 #include "ringkv/server.h"
 #include "ringkv/pubsub.h"
+#include "ringkv/clock.h"
 #include "ringkv/config.h"
+#include "ringkv/latency.h"
 #include "ringkv/util.h"
 
 #include <errno.h>
@@ -183,6 +185,14 @@ static void handle_cqe(struct worker *w, struct io_uring_cqe *cqe) {
 
 #define ARGV_KEEP_BYTES (64 * 1024)
 
+/* The shard's active expiry, timed for the latency monitor while it is on
+ * (its "expire-cycle" event: a big value expiring is freed here). */
+static void active_expire(struct worker *w) {
+    uint64_t t0 = latency_monitor_on() ? clock_ticks() : 0;
+    shard_active_expire(&w->shard, w->now_ms, 1000 * 1000 / CONFIG_GET(hz) / 40);   /* 2.5% of a tick, as Redis */
+    if (t0) latency_add_sample_if_needed("expire-cycle", ticks_to_ns(clock_ticks() - t0) / 1000000);
+}
+
 static void worker_cron(struct worker *w) {
     long long period = 1000 / CONFIG_GET(hz);
     /* The shard's upkeep (active expiry, giving back an empty arena) is
@@ -196,7 +206,7 @@ static void worker_cron(struct worker *w) {
         w->last_shard_cron_ms = w->now_ms;
         if (!client_expiry_paused(w->now_ms) &&
             !(atomic_load_explicit(&rk_persist.gate, memory_order_acquire) & PERSIST_GATE_LOADING))
-            shard_active_expire(&w->shard, w->now_ms, 1000 * 1000 / CONFIG_GET(hz) / 40);   /* 2.5% of a tick, as Redis */
+            active_expire(w);
         arena_release_if_empty(&w->shard.arena);   /* after FLUSHALL */
     }
     if (w->now_ms - w->last_cron_ms >= period) {
@@ -433,9 +443,10 @@ int server_start(void) {
                                              .tx_done = client_tx_done, .shard_free = clients_shard_free,
                                              .ready = client_ready, .watch_touched = client_watch_touched,
                                              .deliver = pubsub_deliver, .tracking = tracking_deliver,
-                                             .monitor_lines = monitor_lines_in, .clients_full = clients_mem_full };
+                                             .monitor_lines = monitor_lines_in, .clients_full = clients_mem_full,
+                                             .slow_entry = client_slow_entry_in };
     pubsub_send_hook = publish_send;
-    rk_conn_ops = (struct conn_ops){ .close = client_close, .info_line = client_info_line,
+    rk_conn_ops = (struct conn_ops){ .close = client_close, .info_line = client_info_line, .slow_entry = client_slow_entry,
                                      .unblock = client_unblock, .reset_transaction = client_reset_transaction,
                                      .reset_pubsub = client_pubsub_reset,
                                      .tracking_on = client_tracking_on, .tracking_off = client_tracking_off,

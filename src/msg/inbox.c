@@ -6,6 +6,7 @@
  * rk_msg_client). Also frees what the messaging layer still owns at exit.
  */
 #include "ringkv/server.h"
+#include "ringkv/slowlog.h"
 #include "ringkv/tracking.h"
 #include "ringkv/util.h"
 
@@ -56,6 +57,10 @@ static void handle_msg(struct worker *w, struct xmsg *m) {
     case XM_PUBLISH:
         publish_receive(w, m);
         break;
+    case XM_SLOWLOG:
+        rk_msg_client.slow_entry(w, &m->ready, m->slow);
+        free(m);
+        break;
     case XM_TAKE:
         tx_take_request(w, m);
         break;
@@ -92,6 +97,7 @@ bool xshard_poll(struct worker *w) {
 static void free_msg_list(struct xmsg *m) {
     while (m) {
         struct xmsg *next = m->next;
+        if (m->type == XM_SLOWLOG) slowlog_entry_free(m->slow);
         rbuf_free(&m->req);
         rbuf_free(&m->rep);
         free(m);
