@@ -38,6 +38,14 @@ uint64_t stats_total_error_replies(void);
  * its durations over powers of two microseconds. */
 void stats_latency_histogram(struct reply *r, const struct slice *names, size_t n);
 
+/* A loop that runs commands one after the other (a client's pipeline)
+ * sets this to clock_ticks() before its first and back to 0 after its
+ * last: each timed call then takes its start from the end of the one
+ * before, one clock read instead of two. What runs between two commands
+ * (parsing the next) counts in the second's duration. Anything else
+ * leaves it 0. */
+extern _Thread_local uint64_t rk_call_chain;
+
 /* CONFIG RESETSTAT: zero every thread's counters. */
 void command_stats_reset(void);
 

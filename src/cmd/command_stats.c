@@ -139,6 +139,8 @@ static void record_sample(struct cmd_stat *s, uint64_t ns) {
 
 /* ---- counting ---- */
 
+_Thread_local uint64_t rk_call_chain;
+
 /* The lower of the slow log's and the latency monitor's thresholds in
  * ticks, UINT64_MAX while both are off; recomputed when either setting
  * changes, per thread. */
@@ -211,14 +213,16 @@ void command_call(struct cmd_ctx *c) {
         feed_aof(c, start);
         return;
     }
-    uint64_t watch = watch_ticks();
     uint64_t ticks = 0;
-    if (RK_LIKELY(s->calls & (SAMPLE_EVERY - 1)) && RK_LIKELY(watch == UINT64_MAX)) {
+    if (RK_LIKELY(s->calls & (SAMPLE_EVERY - 1)) && RK_LIKELY(watch_ticks() == UINT64_MAX)) {
+        rk_call_chain = 0;
         run_proc(c);
     } else {
-        uint64_t t0 = clock_ticks();
+        uint64_t t0 = rk_call_chain ? rk_call_chain : clock_ticks();
         run_proc(c);
-        ticks = clock_ticks() - t0;
+        uint64_t t1 = clock_ticks();
+        if (rk_call_chain) rk_call_chain = t1;
+        ticks = t1 - t0;
         if (!(s->calls & (SAMPLE_EVERY - 1))) record_sample(s, ticks_to_ns(ticks));
     }
     if (RK_UNLIKELY(c->block)) return;   /* it runs again when woken: that run is the call */

@@ -191,11 +191,8 @@ static void reply_entry(struct reply *r, const struct slowlog_entry *e) {
 static void slowlog_get(struct cmd_ctx *c) {
     long long count = 10;
     if (c->argc == 3) {
-        if (!str_to_ll(ARG(2).ptr, ARG(2).len, &count)) {
-            reply_error(&c->r, ERR_NOT_INT);
-            return;
-        }
-        if (count < -1) {
+        /* Redis gives the range's message for a non-number too */
+        if (!str_to_ll(ARG(2).ptr, ARG(2).len, &count) || count < -1) {
             reply_error(&c->r, "ERR count should be greater than or equal to -1");
             return;
         }

@@ -26,6 +26,8 @@
 #include "ringkv/log.h"
 #include "ringkv/aof.h"
 #include "ringkv/script_host.h"
+#include "ringkv/clock.h"
+#include "ringkv/command_stats.h"
 #include "ringkv/server.h"
 #include "ringkv/config.h"
 #include "ringkv/dispatch.h"
@@ -421,6 +423,11 @@ static const struct slice *prefetch_key(const struct slice *argv, uint32_t argc)
     return &argv[1];
 }
 
+static inline size_t chain_end(size_t ret) {
+    rk_call_chain = 0;
+    return ret;
+}
+
 /* Parse and run commands from buf; returns the bytes consumed. Stops at an
  * incomplete frame, when the client must wait, or when it is closing. */
 static size_t parse_loop(struct client *c, const char *buf, size_t len) {
@@ -477,25 +484,27 @@ static size_t parse_loop(struct client *c, const char *buf, size_t len) {
             key_prefetch_add(&kp, prefetch_key(&argv[cmd->argv_at], cmd->argc));
         }
         key_prefetch_begin(&kp);
-        /* 3. run them */
+        /* 3. run them, timed as one chain (command_stats.h) */
+        rk_call_chain = clock_ticks();
         for (size_t i = 0; i < n; i++) {
             /* over an output limit: as Redis, run nothing more of it */
-            if (c->flags & (CF_CLOSE_AFTER | CF_CLOSING | CF_CLOSE_ASAP)) return len;
+            if (c->flags & (CF_CLOSE_AFTER | CF_CLOSING | CF_CLOSE_ASAP)) return chain_end(len);
             if (window_pos[i] >= 0) key_prefetch_step(&kp, (size_t)window_pos[i]);
             c->cur_cmd_len = cmds[i].end - off;
             if (cmds[i].argc &&
                 execute(c, (int)cmds[i].argc, argv + cmds[i].argv_at, shard1[i]) == EXEC_WAIT)
-                return off;
+                return chain_end(off);
             if (RK_UNLIKELY(c->flags & CF_MON_FEED) && cmds[i].argc)
                 client_monitor_feed(c, (int)cmds[i].argc, argv + cmds[i].argv_at);
             off = cmds[i].end;
             c->in_need = 0;
-            if (c->wait != WAIT_NONE) return off;
+            if (c->wait != WAIT_NONE) return chain_end(off);
             if (RK_UNLIKELY(client_output_size(c) > OUTPUT_PAUSE_BYTES)) {
                 c->wait = WAIT_OUTPUT;
-                return off;
+                return chain_end(off);
             }
         }
+        rk_call_chain = 0;
         if (st == RESP_INCOMPLETE) {
             c->in_need = p->need;
             return off;

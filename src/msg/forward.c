@@ -24,6 +24,8 @@
  * read filling used_memory past maxmemory (and evicting keys) before any
  * client could be charged for them.
  */
+#include "ringkv/clock.h"
+#include "ringkv/command_stats.h"
 #include "ringkv/server.h"
 #include "ringkv/util.h"
 
@@ -227,8 +229,10 @@ bool execute_batch(struct worker *w, struct xmsg *m) {
     while (p < end) {
         size_t n = decode_window(w, &p, end, cmds, &kp);
         key_prefetch_begin(&kp);
+        rk_call_chain = clock_ticks();   /* timed as one chain (command_stats.h) */
         for (size_t i = 0; i < n; i++) {
             if (batch_cut_due(w, m)) {
+                rk_call_chain = 0;
                 batch_cut(w, m, cmds[i].at);
                 fwd_argv_trim(w);
                 return false;
@@ -236,6 +240,7 @@ bool execute_batch(struct worker *w, struct xmsg *m) {
             key_prefetch_step(&kp, i);
             run_forwarded(w, m, &cmds[i]);
         }
+        rk_call_chain = 0;
     }
     w->stats.batches_in++;
     m->type = XM_BATCH_DONE;
