@@ -159,7 +159,7 @@ static void test_trimmed(void **state)
     redisContext *c = FIX(state)->c;
     log_everything(c);
     const char *argv[40];
-    char nums[38][8];
+    char nums[38][16];
     argv[0] = "SADD";
     argv[1] = "trim:set";
     for (int i = 0; i < 38; i++) {
