@@ -8,7 +8,6 @@
 #include "ringkv/util.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,16 +125,6 @@ static void reply_history(struct reply *r, const struct event *e) {
     }
 }
 
-static void append(struct rbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void append(struct rbuf *b, const char *fmt, ...) {
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (n > 0) rbuf_append(b, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-}
-
 /* How long ago, as a short label: 5s, 3m, 2h, 1d. */
 static void age_label(char *buf, size_t cap, long long secs) {
     if (secs < 60) snprintf(buf, cap, "%llds", secs);
@@ -161,7 +150,7 @@ static void graph(struct rbuf *b, const struct event *e) {
         memmove(cols, cols + (n - GRAPH_COLS), GRAPH_COLS * sizeof cols[0]);
         n = GRAPH_COLS;
     }
-    append(b, "%s - high %u ms, low %u ms (all time high %u ms)\n", e->name, hi, n ? lo : 0, e->max_ms);
+    rbuf_printf(b, "%s - high %u ms, low %u ms (all time high %u ms)\n", e->name, hi, n ? lo : 0, e->max_ms);
     for (int i = 0; i < GRAPH_COLS; i++) rbuf_append(b, "-", 1);
     rbuf_append(b, "\n", 1);
     for (int row = GRAPH_ROWS; row >= 1; row--) {
@@ -197,35 +186,35 @@ static void doctor(struct rbuf *b) {
     long long threshold = CONFIG_GET(latency_monitor_threshold);
     if (nevents == 0) {
         if (threshold == 0)
-            append(b, "The latency monitor is off: set latency-monitor-threshold to a number of milliseconds "
+            rbuf_printf(b, "The latency monitor is off: set latency-monitor-threshold to a number of milliseconds "
                       "(CONFIG SET latency-monitor-threshold 100) to record events that take longer.\n");
         else
-            append(b, "No latency event of %lld milliseconds or more has been recorded. ringkv is doing fine.\n",
+            rbuf_printf(b, "No latency event of %lld milliseconds or more has been recorded. ringkv is doing fine.\n",
                    threshold);
         return;
     }
-    append(b, "ringkv latency report: events of %lld ms or more.\n\n", threshold);
+    rbuf_printf(b, "ringkv latency report: events of %lld ms or more.\n\n", threshold);
     for (int i = 0; i < nevents; i++) {
         const struct event *e = events[i];
         uint64_t sum = 0;
         size_t n = 0;
         for (unsigned j = 0; j < HISTORY_LEN; j++)
             if (e->history[j].time) sum += e->history[j].ms, n++;
-        append(b, "%d. %s: %zu latency spikes (average %llums), latest %lld seconds ago, worst %ums.\n", i + 1,
+        rbuf_printf(b, "%d. %s: %zu latency spikes (average %llums), latest %lld seconds ago, worst %ums.\n", i + 1,
                e->name, n, n ? (unsigned long long)(sum / n) : 0ULL,
                (long long)time(NULL) - last_sample(e)->time, e->max_ms);
     }
-    append(b, "\nAdvice:\n");
+    rbuf_printf(b, "\nAdvice:\n");
     for (int i = 0; i < nevents; i++) {
         const char *name = events[i]->name;
         if (!strcmp(name, "command") || !strcmp(name, "fast-command"))
-            append(b, "- %s: look at SLOWLOG GET for the commands; O(N) commands over big values "
+            rbuf_printf(b, "- %s: look at SLOWLOG GET for the commands; O(N) commands over big values "
                       "(KEYS, SMEMBERS, LRANGE 0 -1, DEL of a big key: prefer UNLINK) are the usual cause.\n", name);
         else if (!strcmp(name, "expire-cycle"))
-            append(b, "- expire-cycle: many keys expiring at once, or big values expiring: "
+            rbuf_printf(b, "- expire-cycle: many keys expiring at once, or big values expiring: "
                       "lazyfree-lazy-expire yes frees them off the shard's thread.\n");
         else
-            append(b, "- %s: see LATENCY HISTORY %s for when it happens.\n", name, name);
+            rbuf_printf(b, "- %s: see LATENCY HISTORY %s for when it happens.\n", name, name);
     }
 }
 
