@@ -20,8 +20,6 @@
 
 #include "ringkv/common.h"
 
-struct reply;
-
 /* An error reply of len bytes (its text without the leading '-'). */
 void stats_error_reply(const char *s, size_t len);
 
@@ -31,12 +29,6 @@ void stats_info_errorstats(struct rbuf *out);
 void stats_info_latencystats(struct rbuf *out);
 /* Error replies since the start or the last reset, over every thread. */
 uint64_t stats_total_error_replies(void);
-
-/* LATENCY HISTOGRAM's reply: for each command named (every command when
- * n is 0; a container stands for its subcommands; unknown names are
- * skipped) that has calls, its calls and the cumulative distribution of
- * its durations over powers of two microseconds. */
-void stats_latency_histogram(struct reply *r, const struct slice *names, size_t n);
 
 /* A loop that runs commands one after the other (a client's pipeline)
  * sets this to clock_ticks() before its first and back to 0 after its

@@ -6,8 +6,9 @@
  * threshold is 0.
  *
  * One set of events for the process, behind a mutex taken only for an
- * event over the threshold: rare by construction. LATENCY HISTOGRAM reads
- * the per-command histograms (command_stats.h).
+ * event over the threshold: rare by construction. LATENCY HISTOGRAM is
+ * command_stats.c's (cmd_latency_histogram): it reads the per-command
+ * histograms there.
  */
 #ifndef RINGKV_LATENCY_H
 #define RINGKV_LATENCY_H
@@ -23,8 +24,5 @@ static inline bool latency_monitor_on(void) { return CONFIG_GET(latency_monitor_
 /* An event of `ms` milliseconds: recorded when the monitor is on and ms
  * reaches its threshold. */
 void latency_add_sample_if_needed(const char *event, uint64_t ms);
-
-/* Forget every event (LATENCY RESET without arguments). Returns how many. */
-int latency_reset_all(void);
 
 #endif

@@ -98,11 +98,12 @@ size_t mem_used_peak_update(void);
 /* Much is about to be freed by its owner (a FLUSHALL, a big DEL): every
  * worker's next cron asks the allocator to give free pages back to the
  * system, each for its own heap, so RSS follows; and for a while the
- * allocator decommits what is freed at once (mem_heap_decommit_eagerly). */
+ * allocator decommits what is freed at once (rk_mem_decommit_eagerly). */
 void mem_trim_soon(void);
-/* malloc_count.c: whether freed spans are decommitted at once or after the
- * allocator's delay. Called by mem.c only. */
-void mem_heap_decommit_eagerly(bool on);
+/* Set by malloc_count.c when it is linked: whether freed spans are
+ * decommitted at once or after the allocator's delay. Called by mem.c
+ * only; NULL in the builds without it. */
+extern void (*rk_mem_decommit_eagerly)(bool on);
 /* A worker's side of the trim requests: the last one it served, and how
  * many more ticks it trims for it. The allocator gives back freed
  * segments only after a delay, so one collect right after the free is not
@@ -115,8 +116,9 @@ struct mem_trim_state {
 /* Whether this worker's cron should trim now: a trim was asked for in the
  * last MEM_TRIM_TICKS ticks. The cron then calls malloc_trim (mimalloc's
  * collect) for its own heap. Never due in builds without malloc_count.c
- * (the sanitizers, unit tests). */
-bool mem_trim_due(struct mem_trim_state *st);
+ * (the sanitizers, unit tests). now_ms, the worker's clock, also closes
+ * the window of eager decommits once it is over. */
+bool mem_trim_due(struct mem_trim_state *st, long long now_ms);
 /* Forget the peak (MEMORY STATS' peak is reset by CONFIG RESETSTAT in Redis). */
 void mem_used_peak_reset(void);
 

@@ -15,8 +15,9 @@
  * with the precision of a sample of that size. While the slow log or the
  * latency monitor is on (their thresholds), every call is timed as well,
  * with the cheap clock of clock.h, and one at least as long as the lower
- * threshold goes to them (slowlog_consider, latency_add_sample); the
- * common case costs two counter reads and a compare.
+ * threshold goes to them (slowlog_consider, latency_add_sample). A
+ * pipeline is timed as one chain (rk_call_chain): one clock read per
+ * command.
  *
  * Errors are counted under the first word of their text (ERR, WRONGTYPE,
  * ...), as Redis does, in a small table per thread.
@@ -445,29 +446,6 @@ static void latency_line(struct rbuf *out, const char *cmd, const uint64_t *coun
     appendf(out, "\r\n");
 }
 
-/* Timings are sampled whatever latency-tracking says (it costs little);
- * the setting decides whether INFO shows them. */
-void stats_info_latencystats(struct rbuf *out) {
-    char buf[256];
-    if (strcmp(config_string("latency-tracking", "yes", buf, sizeof buf), "no") == 0) return;
-    double p[MAX_PERCENTILES];
-    size_t np = parse_percentiles(config_string("latency-tracking-info-percentiles", "50 99 99.9", buf, sizeof buf), p);
-    uint64_t *counts = rk_malloc(LAT_HIST_BUCKETS * sizeof *counts);
-    for (size_t id = 0; id < command_index_count(); id++) {
-        memset(counts, 0, LAT_HIST_BUCKETS * sizeof *counts);
-        for (unsigned i = 0; i < registered(); i++) {
-            const struct thread_stats *t = registry_at(i);
-            if (t) merge_hist(t, (int)id, counts);
-        }
-        uint64_t total = 0;
-        for (unsigned b = 0; b < LAT_HIST_BUCKETS; b++) total += counts[b];
-        if (total) latency_line(out, command_by_index(id)->name, counts, total, p, np);
-    }
-    free(counts);
-}
-
-/* ---- LATENCY HISTOGRAM ---- */
-
 /* The command's calls over every thread, and its merged histogram. */
 static uint64_t command_totals(int id, uint64_t *counts) {
     uint64_t calls = 0;
@@ -480,6 +458,25 @@ static uint64_t command_totals(int id, uint64_t *counts) {
     }
     return calls;
 }
+
+/* Timings are sampled whatever latency-tracking says (it costs little);
+ * the setting decides whether INFO shows them. */
+void stats_info_latencystats(struct rbuf *out) {
+    char buf[256];
+    if (strcmp(config_string("latency-tracking", "yes", buf, sizeof buf), "no") == 0) return;
+    double p[MAX_PERCENTILES];
+    size_t np = parse_percentiles(config_string("latency-tracking-info-percentiles", "50 99 99.9", buf, sizeof buf), p);
+    uint64_t *counts = rk_malloc(LAT_HIST_BUCKETS * sizeof *counts);
+    for (size_t id = 0; id < command_index_count(); id++) {
+        command_totals((int)id, counts);
+        uint64_t total = 0;
+        for (unsigned b = 0; b < LAT_HIST_BUCKETS; b++) total += counts[b];
+        if (total) latency_line(out, command_by_index(id)->name, counts, total, p, np);
+    }
+    free(counts);
+}
+
+/* ---- LATENCY HISTOGRAM ---- */
 
 /* One command's entry: calls, then the cumulative counts at 1, 2, 4, ...
  * microseconds where they grow, as Redis's log iterator over its
@@ -530,7 +527,14 @@ static const struct command *lookup_full_name(struct slice name) {
     return command_lookup_sub(parent, (struct slice){ bar + 1, name.len - (size_t)(bar + 1 - name.ptr) });
 }
 
-void stats_latency_histogram(struct reply *r, const struct slice *names, size_t n) {
+/* LATENCY HISTOGRAM [command ...]: for each command named (every command
+ * without names; a container stands for its subcommands; unknown names
+ * are skipped) that has calls, its calls and the cumulative distribution
+ * of its durations over powers of two microseconds. */
+void cmd_latency_histogram(struct cmd_ctx *c) {
+    struct reply *r = &c->r;
+    const struct slice *names = c->argv + 2;
+    size_t n = (size_t)c->argc - 2;
     uint64_t *counts = rk_malloc(LAT_HIST_BUCKETS * sizeof *counts);
     size_t at = r->out->len;
     size_t entries = 0;

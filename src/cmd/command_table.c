@@ -125,7 +125,7 @@ static const struct command latency_subs[] = {
     CMD("latency|graph", 3, A | L | CMD_NOSCRIPT, 0, 0, 0, cmd_latency, "@admin @slow @dangerous", "Returns a latency graph for an event.", "2.8.13", "server", "O(1)",
         "event:string"),
     CMD("latency|help", 2, L, 0, 0, 0, cmd_latency, "@slow", "Returns helpful text about the different subcommands.", "2.8.13", "server", "O(1)", NULL),
-    CMD("latency|histogram", -2, A | L | CMD_NOSCRIPT, 0, 0, 0, cmd_latency, "@admin @slow @dangerous", "Returns the cumulative distribution of latencies of a subset or all commands.", "7.0.0", "server", "O(N) where N is the number of commands with latency information being retrieved.",
+    CMD("latency|histogram", -2, A | L | CMD_NOSCRIPT, 0, 0, 0, cmd_latency_histogram, "@admin @slow @dangerous", "Returns the cumulative distribution of latencies of a subset or all commands.", "7.0.0", "server", "O(N) where N is the number of commands with latency information being retrieved.",
         "[command:string ...]"),
     CMD("latency|history", 3, A | L | CMD_NOSCRIPT, 0, 0, 0, cmd_latency, "@admin @slow @dangerous", "Returns timestamp-latency samples for an event.", "2.8.13", "server", "O(1)",
         "event:string"),

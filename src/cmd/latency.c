@@ -3,7 +3,6 @@
  */
 #include "ringkv/latency.h"
 #include "ringkv/command.h"
-#include "ringkv/command_stats.h"
 #include "ringkv/reply.h"
 #include "ringkv/util.h"
 
@@ -38,15 +37,18 @@ static int nevents;
 
 /* ---- recording ---- */
 
+/* Event names match without regard to case, as Redis's dict of them. */
+static bool named(const struct event *e, const char *name, size_t len) {
+    return strlen(e->name) == len && strncasecmp(e->name, name, len) == 0;
+}
+
 static struct event *event_named(const char *name, size_t len) {
     for (int i = 0; i < nevents; i++)
-        if (strlen(events[i]->name) == len && strncasecmp(events[i]->name, name, len) == 0) return events[i];
+        if (named(events[i], name, len)) return events[i];
     return NULL;
 }
 
-static const struct sample *last_sample(const struct event *e) {
-    return &e->history[(e->next + HISTORY_LEN - 1) % HISTORY_LEN];
-}
+static unsigned last_index(const struct event *e) { return (e->next + HISTORY_LEN - 1) % HISTORY_LEN; }
 
 /* Samples of one second are one: the longest of them. */
 static void add_sample(const char *name, uint32_t ms) {
@@ -60,7 +62,7 @@ static void add_sample(const char *name, uint32_t ms) {
     }
     if (e) {
         if (ms > e->max_ms) e->max_ms = ms;
-        struct sample *prev = &e->history[(e->next + HISTORY_LEN - 1) % HISTORY_LEN];
+        struct sample *prev = &e->history[last_index(e)];
         if (prev->time == now) {
             if (ms > prev->ms) prev->ms = ms;
         } else {
@@ -76,11 +78,11 @@ void latency_add_sample_if_needed(const char *event, uint64_t ms) {
     if (threshold > 0 && ms >= (uint64_t)threshold) add_sample(event, ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms);
 }
 
-/* Callers hold events_lock. */
+/* Forget the events named (every one for NULL); callers hold events_lock. */
 static int reset_events(const char *name, size_t len) {
     int n = 0;
     for (int i = 0; i < nevents;) {
-        if (name && !(strlen(events[i]->name) == len && strncasecmp(events[i]->name, name, len) == 0)) {
+        if (name && !named(events[i], name, len)) {
             i++;
             continue;
         }
@@ -91,19 +93,12 @@ static int reset_events(const char *name, size_t len) {
     return n;
 }
 
-int latency_reset_all(void) {
-    pthread_mutex_lock(&events_lock);
-    int n = reset_events(NULL, 0);
-    pthread_mutex_unlock(&events_lock);
-    return n;
-}
-
 /* ---- LATENCY ---- */
 
 static void reply_latest(struct reply *r) {
     reply_array(r, (size_t)nevents);
     for (int i = 0; i < nevents; i++) {
-        const struct sample *s = last_sample(events[i]);
+        const struct sample *s = &events[i]->history[last_index(events[i])];
         reply_array(r, 4);
         reply_bulk_cstr(r, events[i]->name);
         reply_int(r, s->time);
@@ -202,7 +197,7 @@ static void doctor(struct rbuf *b) {
             if (e->history[j].time) sum += e->history[j].ms, n++;
         rbuf_printf(b, "%d. %s: %zu latency spikes (average %llums), latest %lld seconds ago, worst %ums.\n", i + 1,
                e->name, n, n ? (unsigned long long)(sum / n) : 0ULL,
-               (long long)time(NULL) - last_sample(e)->time, e->max_ms);
+               (long long)time(NULL) - e->history[last_index(e)].time, e->max_ms);
     }
     rbuf_printf(b, "\nAdvice:\n");
     for (int i = 0; i < nevents; i++) {
@@ -218,19 +213,7 @@ static void doctor(struct rbuf *b) {
     }
 }
 
-static void latency_histogram(struct cmd_ctx *c) {
-    if (c->argc == 2) {
-        stats_latency_histogram(&c->r, NULL, 0);
-        return;
-    }
-    stats_latency_histogram(&c->r, c->argv + 2, (size_t)c->argc - 2);
-}
-
 void cmd_latency(struct cmd_ctx *c) {
-    if (ARG_IS(1, "histogram")) {
-        latency_histogram(c);
-        return;
-    }
     if (ARG_IS(1, "help")) {
         static const char *help[] = {
             "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

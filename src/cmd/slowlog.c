@@ -61,17 +61,16 @@ static bool arg_redacted(const struct command *cmd, int argc, const struct slice
 #define ARG(i) (c->argv[i])
 #define ARG_IS(i, s) slice_eq_nocase(c->argv[i], s)
 
-static char *dup_cstr(const char *s) {
-    s = s ? s : "";
-    size_t n = strlen(s) + 1;
-    return memcpy(rk_malloc(n), s, n);
-}
-
 static struct slice copy_text(const char *p, size_t len) {
     char *s = rk_malloc(len + 1);
     memcpy(s, p, len);
     s[len] = '\0';
     return (struct slice){ s, len };
+}
+
+static char *dup_cstr(const char *s) {
+    s = s ? s : "";
+    return (char *)copy_text(s, strlen(s)).ptr;
 }
 
 static struct slice copy_printf(const char *fmt, unsigned long long n, const char *prefix, size_t plen) {

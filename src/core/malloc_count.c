@@ -18,9 +18,20 @@
 
 static long decommit_delay_default;
 
+/* mimalloc 2.0 decommits a span freed inside a segment decommit_delay
+ * after the free, and only once the same thread frees or takes another
+ * span of that segment; mi_collect does not force it. After a big free a
+ * thread is often idle, and its free pages would stay resident. So while
+ * a trim is pending (mem.c), spans are decommitted as they are freed. The
+ * option is global: other threads decommit eagerly too for that while. */
+static void decommit_eagerly(bool on) {
+    mi_option_set(mi_option_decommit_delay, on ? 0 : decommit_delay_default);
+}
+
 __attribute__((constructor)) static void heap_counted(void) {
     rk_mem_heap_counted = true;
     decommit_delay_default = mi_option_get(mi_option_decommit_delay);
+    rk_mem_decommit_eagerly = decommit_eagerly;
 }
 
 static inline void *counted(void *p) {
@@ -98,14 +109,4 @@ int malloc_trim(size_t pad) {
     (void)pad;
     mi_collect(true);
     return 1;
-}
-
-/* mimalloc 2.0 decommits a span freed inside a segment decommit_delay
- * after the free, and only once the same thread frees or takes another
- * span of that segment; mi_collect does not force it. After a big free a
- * thread is often idle, and its free pages would stay resident. So while
- * a trim is pending (mem.c), spans are decommitted as they are freed. The
- * option is global: other threads decommit eagerly too for that while. */
-void mem_heap_decommit_eagerly(bool on) {
-    mi_option_set(mi_option_decommit_delay, on ? 0 : decommit_delay_default);
 }

@@ -216,7 +216,7 @@ static void worker_cron(struct worker *w) {
         resp_parser_trim(&w->parser, ARGV_KEEP_BYTES);
         if (w->batch_argv.cap > ARGV_KEEP_BYTES) rbuf_free(&w->batch_argv);
         mem_used_peak_update();
-        if (mem_trim_due(&w->mem_trim)) malloc_trim(0);   /* after a FLUSHALL, a big DEL */
+        if (mem_trim_due(&w->mem_trim, w->now_ms)) malloc_trim(0);   /* after a FLUSHALL, a big DEL */
         client_cron(w);
         client_obuf_cron(w);
         persist_cron(w);

@@ -4,7 +4,6 @@
 #include "ringkv/mem.h"
 
 #include <malloc.h>
-#include <time.h>
 
 
 struct mem_slot rk_mem_slots[MEM_SLOTS];
@@ -60,45 +59,44 @@ size_t mem_used_peak_update(void) {
 }
 
 static _Atomic unsigned trim_epoch;   /* bumped by mem_trim_soon */
-/* Until when (CLOCK_MONOTONIC ms) freed spans are decommitted at once; 0
- * when not. Long enough for every worker to serve its MEM_TRIM_TICKS. */
+/* Until when (the workers' clock, ms) freed spans are decommitted at
+ * once: 0 when not, EAGER_OPEN from a request until the first worker's
+ * cron dates the window. Long enough for every worker to serve its
+ * MEM_TRIM_TICKS. */
 static _Atomic long long eager_until_ms;
+#define EAGER_OPEN (-1)
 #define EAGER_DECOMMIT_MS 2000
 
-/* In malloc_count.c (the server binary over mimalloc); weak, so that the
- * builds without it link. */
-extern void mem_heap_decommit_eagerly(bool on) __attribute__((weak));
-
-static long long now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+void (*rk_mem_decommit_eagerly)(bool on);
 
 void mem_trim_soon(void) {
     atomic_fetch_add_explicit(&trim_epoch, 1, memory_order_relaxed);
-    if (!mem_heap_decommit_eagerly) return;
-    atomic_store(&eager_until_ms, now_ms() + EAGER_DECOMMIT_MS);
-    mem_heap_decommit_eagerly(true);   /* before the caller's frees */
+    if (!rk_mem_decommit_eagerly) return;
+    atomic_store(&eager_until_ms, EAGER_OPEN);
+    rk_mem_decommit_eagerly(true);   /* before the caller's frees */
 }
 
-/* The window is over: back to the allocator's delay, unless a new request
- * opened another meanwhile (checked again after the switch, as the two
- * switches may land in either order). */
-static void eager_window_check(void) {
+/* Date an open window; once it is over, back to the allocator's delay,
+ * unless a new request opened another meanwhile (checked again after the
+ * switch, as the two switches may land in either order). */
+static void eager_window_check(long long now_ms) {
     long long until = atomic_load(&eager_until_ms);
-    if (__builtin_expect(until == 0, 1) || now_ms() < until) return;
-    if (!atomic_compare_exchange_strong(&eager_until_ms, &until, 0)) return;
-    mem_heap_decommit_eagerly(false);
-    if (atomic_load(&eager_until_ms)) mem_heap_decommit_eagerly(true);
+    if (__builtin_expect(until == 0, 1)) return;
+    if (until == EAGER_OPEN) {
+        atomic_compare_exchange_strong(&eager_until_ms, &until, now_ms + EAGER_DECOMMIT_MS);
+        return;
+    }
+    if (now_ms < until || !atomic_compare_exchange_strong(&eager_until_ms, &until, 0)) return;
+    rk_mem_decommit_eagerly(false);
+    if (atomic_load(&eager_until_ms)) rk_mem_decommit_eagerly(true);
 }
 
-bool mem_trim_due(struct mem_trim_state *st) {
+bool mem_trim_due(struct mem_trim_state *st, long long now_ms) {
     /* only over mimalloc (malloc_count.c): glibc's malloc_trim in a
      * sanitizer build sets up glibc arenas that the sanitizer's malloc
      * never attached, and the thread's exit then aborts */
     if (!rk_mem_heap_counted) return false;
-    eager_window_check();
+    eager_window_check(now_ms);
     unsigned epoch = atomic_load_explicit(&trim_epoch, memory_order_relaxed);
     if (__builtin_expect(epoch != st->served, 0)) {
         st->served = epoch;
