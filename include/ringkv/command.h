@@ -376,6 +376,7 @@ struct conn_ops {
     void (*set_mode)(struct client *c, int mode, bool on);   /* CLIENT_MODE_* */
     void (*reset_controls)(struct client *c);           /* RESET: MONITOR, NO-EVICT, NO-TOUCH, REPLY off */
     void (*reset_pubsub)(struct client *c);            /* RESET: leave every subscription */
+    bool (*subs_allowed)(struct client *c);            /* its user may still have all its subscriptions (acl.h) */
     /* CLIENT TRACKING and CACHING (io/tracking.c) */
     void (*tracking_on)(struct client *c, const struct tracking_opts *o);
     void (*tracking_off)(struct client *c);

@@ -9,6 +9,8 @@ X(cmd_command) X(cmd_memory) X(cmd_memory_gather) X(cmd_config) X(cmd_info) X(cm
 X(cmd_shutdown) X(cmd_debug) X(cmd_cluster)
 /* src/cmd/slowlog.c, latency.c, command_stats.c: the operator's tools */
 X(cmd_slowlog) X(cmd_latency) X(cmd_latency_histogram)
+/* src/cmd/cmd_acl.c: users */
+X(cmd_acl) X(cmd_acl_apply)
 /* src/cmd/cmd_persist.c: persistence */
 X(cmd_save) X(cmd_bgsave) X(cmd_bgrewriteaof) X(cmd_lastsave)
 /* src/cmd/cmd_keys.c: generic keyspace */

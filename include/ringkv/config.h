@@ -41,7 +41,11 @@ struct rk_config {
     /* clients */
     long long maxclients;
     long long timeout;              /* seconds; 0 = never */
-    char *requirepass;              /* NULL = no password */
+    char *requirepass;              /* NULL = no password (the default user's, acl.h) */
+    /* users (acl.h) */
+    char *aclfile;                  /* "" = none */
+    long long acllog_max_len;
+    const char *acl_pubsub_default; /* "allchannels" or "resetchannels": what new users start with */
     long long proto_max_bulk_len;
     long long client_query_buffer_limit;
     long long tracking_table_max_keys;   /* 0: no limit */

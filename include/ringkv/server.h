@@ -108,6 +108,7 @@ struct client {
     struct client *next_resume;    /* w->resume_list */
     char *name;
     char *lib_name, *lib_ver;
+    struct acl_user *user;         /* held: the default user until AUTH (acl.h) */
     long long ctime_ms, last_ms;
     long long obuf_soft_since_ms;  /* over the soft output limit since (0: not) */
     const char *last_cmd;

@@ -33,4 +33,10 @@ uint64_t monotonic_us(void);
 /* n bytes as Redis writes them for people: "1.50M", "512B". */
 void human_bytes(char *buf, size_t len, double n);
 
+/* Split as Redis's sdssplitargs: quotes, \xHH and the usual escapes.
+ * Returns the number of words (malloc'd, see free_words), -1 on unbalanced
+ * quotes. */
+int split_args(const char *line, char ***words);
+void free_words(char **words, int n);
+
 #endif

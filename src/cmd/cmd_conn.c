@@ -7,6 +7,7 @@
  * clients: cmd_client_gather runs on each thread (as per_shard) and
  * cmd_client combines what they found.
  */
+#include "ringkv/acl.h"
 #include "ringkv/server.h"
 #include "ringkv/config.h"
 #include "ringkv/util.h"
@@ -48,32 +49,38 @@ void cmd_select(struct cmd_ctx *c) {
     reply_ok(&c->r);
 }
 
-static const char *current_password(void) {
-    const char *p = __atomic_load_n(&rk_config.requirepass, __ATOMIC_ACQUIRE);
-    return (p && p[0]) ? p : NULL;
-}
-
-/* The only user is "default"; with no requirepass it accepts any password. */
-static bool check_credentials(struct slice user, struct slice pass) {
-    if (!slice_eq(user, SLICE_LIT("default"))) return false;
-    const char *want = current_password();
-    if (!want) return true;
-    return pass.len == strlen(want) && memcmp(pass.ptr, want, pass.len) == 0;
-}
-
 #define ERR_WRONGPASS "WRONGPASS invalid username-password pair or user is disabled."
+
+/* AUTH and HELLO AUTH: the connection becomes the user's; a failure goes
+ * to the ACL log, named after the command as it was sent. */
+static bool authenticate(struct cmd_ctx *c, struct slice user, struct slice pass) {
+    struct client *cl = c->client;
+    struct acl_user *u = acl_authenticate(user, pass);
+    if (!u) {
+        struct rbuf info = { 0 };
+        rk_conn_ops.info_line(cl, true, &info, c->now_ms);
+        if (info.len) info.buf[--info.len] = '\0';
+        acl_log_add(ACL_DENIED_AUTH, cl->multi ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, ARG(0), user,
+                    info.buf ? info.buf : "", c->now_ms);
+        rbuf_free(&info);
+        return false;
+    }
+    acl_user_release(cl->user);
+    cl->user = u;
+    cl->flags |= CF_AUTHED;
+    return true;
+}
 
 void cmd_auth(struct cmd_ctx *c) {
     if (c->argc > 3) { reply_error(&c->r, ERR_SYNTAX); return; }
     struct slice user = SLICE_LIT("default"), pass = ARG(c->argc - 1);
-    if (c->argc == 2 && !current_password()) {
+    if (c->argc == 2 && acl_default_nopass()) {
         reply_error(&c->r, "ERR AUTH <password> called without any password configured for the default user. "
                            "Are you sure your configuration is correct?");
         return;
     }
     if (c->argc == 3) user = ARG(1);
-    if (!check_credentials(user, pass)) { reply_error(&c->r, ERR_WRONGPASS); return; }
-    c->client->flags |= CF_AUTHED;
+    if (!authenticate(c, user, pass)) { reply_error(&c->r, ERR_WRONGPASS); return; }
     reply_ok(&c->r);
 }
 
@@ -109,8 +116,7 @@ void cmd_hello(struct cmd_ctx *c) {
     for (; i < c->argc; i++) {
         int left = c->argc - i - 1;
         if (ARG_IS(i, "auth") && left >= 2) {
-            if (!check_credentials(ARG(i + 1), ARG(i + 2))) { reply_error(&c->r, ERR_WRONGPASS); return; }
-            cl->flags |= CF_AUTHED;
+            if (!authenticate(c, ARG(i + 1), ARG(i + 2))) { reply_error(&c->r, ERR_WRONGPASS); return; }
             i += 2;
         } else if (ARG_IS(i, "setname") && left >= 1) {
             name = ARG(++i);
@@ -124,7 +130,7 @@ void cmd_hello(struct cmd_ctx *c) {
             return;
         }
     }
-    if (!(cl->flags & CF_AUTHED)) {
+    if (!(cl->flags & CF_AUTHED) && !acl_default_nopass()) {
         reply_error(&c->r, "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
                            "HELLO AUTH <user> <pass> option can be used to authenticate the client and "
                            "select the RESP protocol version at the same time");
@@ -156,7 +162,10 @@ void cmd_reset(struct cmd_ctx *c) {
     cl->db = 0;
     cl->resp = 2;
     set_name(&cl->name, (struct slice){0});
-    if (current_password()) cl->flags &= ~CF_AUTHED;
+    /* back to the default user, authenticated only if it needs no password */
+    acl_user_release(cl->user);
+    cl->user = acl_default_user();
+    if (!acl_default_nopass()) cl->flags &= ~CF_AUTHED;
     rk_conn_ops.reset_transaction(cl);
     rk_conn_ops.reset_pubsub(cl);
     rk_conn_ops.reset_controls(cl);
@@ -176,7 +185,7 @@ struct client_filter {
     long long maxage;
     int type;                  /* -1 any, 0 normal, 1 other (none of ours) */
     const char *error;
-    struct slice user;         /* the unknown user, with error ERR_NO_SUCH_USER */
+    struct slice user;         /* USER: its name (the unknown user, with error ERR_NO_SUCH_USER) */
 };
 static const char ERR_NO_SUCH_USER[] = "ERR No such user";
 
@@ -217,8 +226,8 @@ static void filter_parse(struct cmd_ctx *c, bool kill, struct client_filter *f) 
         } else if (kill && ARG_IS(i, "laddr") && has) {
             f->laddr = ARG(++i);
         } else if (kill && ARG_IS(i, "user") && has) {
-            /* "default" is the only user there is */
-            if (!slice_eq(ARG(++i), SLICE_LIT("default"))) { f->error = ERR_NO_SUCH_USER; f->user = ARG(i); return; }
+            f->user = ARG(++i);
+            if (!acl_user_exists(f->user)) { f->error = ERR_NO_SUCH_USER; return; }
         } else if (kill && ARG_IS(i, "skipme") && has) {
             i++;
             if (ARG_IS(i, "yes")) f->skipme = true;
@@ -243,6 +252,7 @@ static bool filter_match(const struct client_filter *f, struct client *cl, struc
     if (f->addr.ptr && !str_is(cl->addr, f->addr)) return false;
     if (f->laddr.ptr && !str_is(cl->laddr, f->laddr)) return false;
     if (f->maxage && (now_ms - cl->ctime_ms) / 1000 < f->maxage) return false;
+    if (f->user.ptr && !slice_eq(f->user, (struct slice){ cl->user->name, cl->user->namelen })) return false;
     if (f->nids) {
         bool found = false;
         for (size_t i = 0; i < f->nids && !found; i++) found = f->ids[i] == cl->id;

@@ -135,6 +135,37 @@ static const struct command latency_subs[] = {
     { 0 }
 };
 
+/* ACL SETUSER, DELUSER and LOAD change users while they hold every shard:
+ * cmd_acl_apply runs on each thread in turn, the first making the change
+ * and each closing its connections the change shuts out (cmd_acl.c). */
+#define ACL_CHANGE(name, arity, summary, args) \
+    { name, arity, A | L | CMD_NOSCRIPT | CMD_SENTINEL | CMD_ALLSHARDS, 0, 0, 0, cmd_acl, NULL, "@admin @slow @dangerous", \
+      summary, "6.0.0", "server", "O(N). Where N is the number of configured users.", args, NULL, cmd_acl_apply }
+#define ACL_READ(name, arity, flags, cats, summary, cx, args) \
+    CMD(name, arity, (flags) | L | CMD_NOSCRIPT | CMD_SENTINEL, 0, 0, 0, cmd_acl, cats, summary, "6.0.0", "server", cx, args)
+
+static const struct command acl_subs[] = {
+    ACL_READ("acl|cat", -2, 0, "@slow", "Lists the ACL categories, or the commands inside a category.", "O(1) since the categories and commands are a fixed set.",
+        "[categoryname:string]"),
+    ACL_CHANGE("acl|deluser", -3, "Deletes ACL users, and terminates their connections.", "username:string ..."),
+    ACL_READ("acl|dryrun", -4, A | CMD_CONN, "@admin @slow @dangerous", "Simulates the execution of a command by a user, without executing the command.", "O(1).",
+        "username:string command:string [arg:string ...]"),
+    ACL_READ("acl|genpass", -2, 0, "@slow", "Generates a pseudorandom, secure password that can be used to identify ACL users.", "O(1)",
+        "[bits:integer]"),
+    ACL_READ("acl|getuser", 3, A, "@admin @slow @dangerous", "Lists the ACL rules of a user.", "O(N). Where N is the number of password, command and pattern rules that the user has.",
+        "username:string"),
+    CMD("acl|help", 2, L | CMD_SENTINEL, 0, 0, 0, cmd_acl, "@slow", "Returns helpful text about the different subcommands.", "6.0.0", "server", "O(1)", NULL),
+    ACL_READ("acl|list", 2, A, "@admin @slow @dangerous", "Dumps the effective rules in ACL file format.", "O(N). Where N is the number of configured users.", NULL),
+    ACL_CHANGE("acl|load", 2, "Reloads the rules from the configured ACL file.", NULL),
+    ACL_READ("acl|log", -2, A, "@admin @slow @dangerous", "Lists recent security events generated due to ACL rules.", "O(N) with N being the number of entries shown.",
+        "[operation:oneof(count:integer reset:pure-token=RESET)]"),
+    ACL_READ("acl|save", 2, A, "@admin @slow @dangerous", "Saves the effective ACL rules in the configured ACL file.", "O(N). Where N is the number of configured users.", NULL),
+    ACL_CHANGE("acl|setuser", -3, "Creates and modifies an ACL user and its rules.", "username:string [rule:string ...]"),
+    ACL_READ("acl|users", 2, A, "@admin @slow @dangerous", "Lists all ACL users.", "O(N). Where N is the number of configured users.", NULL),
+    ACL_READ("acl|whoami", 2, CMD_CONN, "@slow", "Returns the authenticated username of the current connection.", "O(1)", NULL),
+    { 0 }
+};
+
 /* MEMORY STATS and DOCTOR add up every thread's clients, and PURGE has each
  * thread's allocator heap give memory back: cmd_memory_gather runs on every
  * thread first (per_shard). */
@@ -216,6 +247,7 @@ static const struct command commands[] = {
     CONTAINER("memory", memory_subs, "@slow", "A container for memory diagnostics commands.", "4.0.0", "server"),
     CONTAINER("slowlog", slowlog_subs, "@slow", "A container for slow log commands.", "2.2.12", "server"),
     CONTAINER("latency", latency_subs, "@slow", "A container for latency diagnostics commands.", "2.8.13", "server"),
+    CONTAINER("acl", acl_subs, "@slow", "A container for Access List Control commands.", "6.0.0", "server"),
     CMD("debug", -2, A | L | CMD_NOSCRIPT | CMD_ALLSHARDS, 0, 0, 0, cmd_debug, "@admin @slow @dangerous", "A container for debugging commands.", "1.0.0", "server", "Depends on subcommand.", NULL),
     /* keys */
     CMD("del", -2, W, 1, -1, 1, cmd_del, "@keyspace @write @slow", "Deletes one or more keys.", "1.0.0", "generic", "O(N) where N is the number of keys that will be removed.",

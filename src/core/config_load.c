@@ -14,6 +14,8 @@
  * be opened for appending is an error too.
  */
 #include "config_types.h"
+#include "ringkv/acl.h"
+#include "ringkv/util.h"
 #include "ringkv/log.h"
 #include "ringkv/server.h"
 
@@ -114,10 +116,12 @@ static const char *other_directive(char **argv, int argc, struct load_state *st)
         if (strcasecmp(argv[0], deprecated[i]) == 0 && argc == 2) return NULL;   /* ignored, as Redis */
     if (strcasecmp(argv[0], "include") == 0 && argc == 2)
         return include_files(argv[1], st) == 0 ? NULL : "";
-    /* accepted and logged, as inert parameters are: renaming commands and
-     * ACL users are not built, and a server that has them is still one
-     * Redis's test framework (and a copied redis.conf) can start */
-    if ((strcasecmp(argv[0], "rename-command") == 0 && argc == 3) || (strcasecmp(argv[0], "user") == 0 && argc >= 2)) {
+    /* ACL users, created once the whole configuration is read (acl.h) */
+    if (strcasecmp(argv[0], "user") == 0 && argc >= 2) return acl_config_user(argc, argv);
+    /* accepted and logged, as inert parameters are: renaming commands is
+     * not built, and a server that has it is still one Redis's test
+     * framework (and a copied redis.conf) can start */
+    if (strcasecmp(argv[0], "rename-command") == 0 && argc == 3) {
         rk_log(LL_WARNING, "%s '%s' is accepted but has no effect in ringkv yet", argv[0], argv[1]);
         return NULL;
     }

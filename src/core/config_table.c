@@ -17,6 +17,7 @@
  * other thread ever sees one.
  */
 #include "config_types.h"
+#include "ringkv/acl.h"
 #include "ringkv/log.h"
 #include "ringkv/util.h"
 
@@ -122,6 +123,12 @@ static bool apply_repl_backlog(struct pvalue *v, const char **err) {
 
 /* The log's level follows loglevel however it is set (default, file,
  * command line, CONFIG SET). */
+/* the default user's password (acl.h) */
+static void stored_requirepass(const struct param *p) {
+    (void)p;
+    acl_set_requirepass(rk_config.requirepass);
+}
+
 static void stored_loglevel(const struct param *p) {
     (void)p;
     const char *name = __atomic_load_n(&rk_config.loglevel, __ATOMIC_ACQUIRE);
@@ -173,7 +180,7 @@ static struct param params[] = {
     NUM_("io-batch-wait-us", NULL, 0, 0, 0, 10000, 50, FIELD(io_batch_wait_us)),
     NUM_("maxclients", NULL, 0, U, 1, UINT_MAX, 10000, FIELD(maxclients), .apply = apply_maxclients),
     NUM_("timeout", NULL, 0, 0, 0, I_MAX, 0, FIELD(timeout)),
-    STR_("requirepass", NULL, NUL, NULL, FIELD(requirepass)),
+    STR_("requirepass", NULL, NUL, NULL, FIELD(requirepass), .stored = stored_requirepass),
     NUM_("proto-max-bulk-len", NULL, 0, MEM, MB, L_MAX, 512 * MB, FIELD(proto_max_bulk_len)),
     NUM_("client-query-buffer-limit", NULL, 0, MEM | U, MB, L_MAX, 1024 * MB, FIELD(client_query_buffer_limit)),
     /* its replica class is stored and shown only: ringkv has no replicas */
@@ -233,9 +240,9 @@ static struct param params[] = {
     NUM_("latency-monitor-threshold", NULL, 0, 0, 0, LL_MAX, 0, FIELD(latency_monitor_threshold)),
     BOOL_("latency-tracking", NULL, INERT, 1),
     SPECIAL_("latency-tracking-info-percentiles", NULL, MULTI | INERT, special_percentiles, "50 99 99.9"),
-    NUM_("acllog-max-len", NULL, INERT, U, 0, L_MAX, 128),
-    STR_("aclfile", NULL, IMM | INERT, ""),
-    ENUM_("acl-pubsub-default", NULL, INERT, acl_pubsub_enum, "resetchannels"),
+    NUM_("acllog-max-len", NULL, 0, U, 0, L_MAX, 128, FIELD(acllog_max_len)),
+    STR_("aclfile", NULL, IMM, "", FIELD(aclfile)),
+    ENUM_("acl-pubsub-default", NULL, 0, acl_pubsub_enum, "resetchannels", FIELD(acl_pubsub_default)),
     STR_("masteruser", NULL, NUL | INERT, NULL),
     STR_("masterauth", NULL, NUL | INERT, NULL),
     ENUM_("enable-debug-command", NULL, IMM | INERT, protected_enum, "no"),

@@ -121,10 +121,5 @@ bool check_hz(struct pvalue *v, const char **err);
 
 /* Redis's memtoull(): digits and an optional unit (b k kb m mb g gb). */
 bool parse_memory(const char *s, unsigned long long *out);
-/* Split as Redis's sdssplitargs: quotes, \xHH and the usual escapes.
- * Returns the number of words (malloc'd, see free_words), -1 on unbalanced
- * quotes. */
-int split_args(const char *line, char ***words);
-void free_words(char **words, int n);
 
 #endif

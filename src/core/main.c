@@ -22,6 +22,7 @@
  * address: that fails while any other socket holds the port, with
  * SO_REUSEPORT or not, and the start stops as Redis's does.
  */
+#include "ringkv/acl.h"
 #include "ringkv/aof.h"
 #include "ringkv/log.h"
 #include "ringkv/server.h"
@@ -192,6 +193,8 @@ int main(int argc, char **argv) {
         return 0;
     }
     rk_log_open(NULL);   /* standard output until the configuration says otherwise */
+    command_table_init();
+    acl_init();          /* the default user, before config's requirepass and user lines */
     if (config_load_args(argc, argv) != 0) return 1;
     if (rk_log_open(rk_config.logfile) != 0) {
         fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (Redis %s) ***\nCan't open the log file: %s\n", RK_VERSION,
@@ -199,6 +202,12 @@ int main(int argc, char **argv) {
         return 1;
     }
     log_starting(argc);
+    char *acl_err;
+    if (!acl_load_startup(&acl_err)) {
+        rk_log(LL_WARNING, "Aborting Redis startup because of ACL errors: %s", acl_err);
+        free(acl_err);
+        return 1;
+    }
     if (port_in_use()) return 1;
     raise_fd_limit();
     clock_ticks_init();   /* before the workers read it */

@@ -23,6 +23,7 @@
  * A client is freed only when no io_uring operation refers to it any more
  * (pending_ops == 0), so a late completion never touches freed memory.
  */
+#include "ringkv/acl.h"
 #include "ringkv/log.h"
 #include "ringkv/aof.h"
 #include "ringkv/script_host.h"
@@ -93,8 +94,8 @@ struct client *client_new(struct worker *w, int fd) {
     c->resp = 2;
     c->out_keep = OUTPUT_KEEP_MIN;
     c->id = atomic_fetch_add(&srv.next_client_id, 1);
-    const char *pass = __atomic_load_n(&rk_config.requirepass, __ATOMIC_ACQUIRE);
-    if (!pass || !pass[0]) c->flags |= CF_AUTHED;
+    c->user = acl_default_user();
+    if (acl_default_nopass()) c->flags |= CF_AUTHED;
     c->ctime_ms = c->last_ms = w->now_ms;
     c->last_cmd = "NULL";
     format_addr(fd, false, c->addr, sizeof c->addr);
@@ -170,6 +171,7 @@ void client_free_now(struct client *c) {
     free(c->name);
     free(c->lib_name);
     free(c->lib_ver);
+    acl_user_release(c->user);
     w->stats.connected--;
     atomic_fetch_sub(&srv.connected, 1);
     free(c);
@@ -317,13 +319,15 @@ static enum exec_result execute(struct client *c, int argc, struct slice *argv, 
     struct worker *w = c->w;
     struct route rt;
     const struct route_env env = { w->id, srv.nworkers, script_route_mask, w->scripting };
-    dispatch_route(&rt, argc, argv, c->flags & CF_AUTHED, &env, argv1_shard);
+    bool authed = RK_LIKELY(c->flags & CF_AUTHED) || acl_default_nopass();
+    dispatch_route(&rt, argc, argv, authed, &env, argv1_shard);
     if (RK_UNLIKELY(route_is_error(&rt))) {
         if (c->multi) c->multi->aborted = true;   /* EXEC will answer EXECABORT */
         reply_route_error(c, &rt, argc, argv);
         return EXEC_DONE;
     }
     const struct command *cmd = rt.cmd;
+    if (RK_UNLIKELY(!acl_user_open(c->user)) && client_acl_refuses(c, cmd, argc, argv)) return EXEC_DONE;
     if (RK_UNLIKELY(w->mem_refuse) && refused_for_memory(c, cmd, argc, argv)) return EXEC_DONE;
     /* CLIENT PAUSE and MONITOR (controls.h): one relaxed load while off */
     if (RK_UNLIKELY(client_controls_on())) {
@@ -819,11 +823,11 @@ void client_info_line(struct client *c, bool current, struct rbuf *out, long lon
     int n = snprintf(line, sizeof line,
         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%llu psub=%llu ssub=%llu "
         "multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 oll=0 omem=%zu "
-        "tot-mem=%zu events=r cmd=%s user=default redir=%lld resp=%d lib-name=%s lib-ver=%s\n",
+        "tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s\n",
         (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
         (now_ms - c->ctime_ms) / 1000, (now_ms - c->last_ms) / 1000, client_flag_letters(c, flags), c->db,
         subs[PS_CHANNEL], subs[PS_PATTERN], subs[PS_SHARD], qbuf, c->in.cap - c->in.len, c->in.cap, client_output_size(c),
-        client_memory(c), c->last_cmd,
+        client_memory(c), c->last_cmd, c->user->name,
         c->trk && (c->trk->flags & TRK_ON) ? (long long)c->trk->redir_id : -1LL, c->resp,
         c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
     rbuf_append(out, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);

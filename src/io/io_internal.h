@@ -13,6 +13,7 @@
 
 #include "ringkv/server.h"
 
+#include "ringkv/acl.h"
 #include "ringkv/dispatch.h"
 #include "ringkv/multi.h"
 #include "ringkv/tracking.h"
@@ -34,6 +35,11 @@ void persist_on_cqe(uint64_t ud, int res);
 void persist_cron(struct worker *w);
 void persist_thread_start(struct worker *w);   /* the thread's AOF writer */
 void persist_thread_stop(struct worker *w);    /* its AOF writes finish */
+
+/* acl_gate.c */
+bool client_acl_refuses(struct client *c, const struct command *cmd, int argc, struct slice *argv);
+void client_acl_log(struct client *c, enum acl_verdict v, enum acl_context ctx, const struct command *cmd,
+                    const struct slice *argv, int pos);
 
 /* client.c */
 void client_maybe_free(struct client *c);
@@ -62,6 +68,7 @@ void client_pubsub_refusal(struct client *c, const struct command *cmd);
 /* Leave every subscription without confirming (RESET, disconnect). */
 void client_pubsub_reset(struct client *c);
 void client_pubsub_counts(const struct client *c, unsigned long long counts[PS_KINDS]);
+bool client_subs_allowed(struct client *c);
 /* A published message for this thread's subscribers. */
 void pubsub_deliver(struct worker *w, enum ps_kind k, struct slice channel, struct slice msg);
 /* The local shard is free: apply directory changes made while it was held. */

@@ -309,6 +309,18 @@ void client_pubsub_counts(const struct client *c, unsigned long long counts[PS_K
     for (int k = 0; k < PS_KINDS; k++) counts[k] = c->subs ? hashmap_count(c->subs->names[k]) : 0;
 }
 
+/* Whether c's user may still have every subscription c has (an ACL
+ * change may have taken channels away: Redis then closes the client). */
+bool client_subs_allowed(struct client *c) {
+    if (!c->subs) return true;
+    for (int k = 0; k < PS_KINDS; k++) {
+        struct hashmap_iter it = hashmap_iter_start(c->subs->names[k]);
+        for (const struct hm_elem *e; (e = hashmap_iter_next(&it));)
+            if (!acl_channel_allowed(c->user, hm_elem_key(e), k == PS_PATTERN)) return false;
+    }
+    return true;
+}
+
 /* RESET, or the client is going away: leave everything, confirming nothing. */
 void client_pubsub_reset(struct client *c) {
     if (!c->subs) return;

@@ -1,0 +1,51 @@
+/*
+ * The ACL gate of the connection layer (acl.h): a command the client's
+ * user may not run is answered with Redis's NOPERM error and recorded in
+ * the ACL log with the client's CLIENT LIST line, before it is routed
+ * (so forwarded commands and transactions are checked on the client's
+ * thread), and again at EXEC for the commands MULTI queued, since the
+ * rules may have changed meanwhile.
+ */
+#include "ringkv/acl.h"
+#include "ringkv/command_stats.h"
+#include "ringkv/server.h"
+
+#include "io_internal.h"
+
+/* Record a denial in the ACL log with c's CLIENT LIST line. pos: the
+ * denied key or channel (a command's denial names the command). */
+void client_acl_log(struct client *c, enum acl_verdict v, enum acl_context ctx, const struct command *cmd,
+                    const struct slice *argv, int pos) {
+    struct rbuf info = { 0 };
+    client_info_line(c, true, &info, c->w->now_ms);
+    if (info.len) info.buf[--info.len] = '\0';   /* the newline */
+    struct slice object = v == ACL_DENIED_CMD ? (struct slice){ cmd->name, strlen(cmd->name) } : argv[pos];
+    acl_log_add(v, ctx, object, (struct slice){ c->user->name, c->user->namelen }, info.buf ? info.buf : "",
+                c->w->now_ms);
+    rbuf_free(&info);
+}
+
+/* Whether c's user may not run this (acl.h): the denial is logged and
+ * answered as Redis's processCommand does; inside MULTI, EXEC will then
+ * answer EXECABORT. A connection whose user was deleted is closed. */
+bool client_acl_refuses(struct client *c, const struct command *cmd, int argc, struct slice *argv) {
+    if (acl_user_gone(c->user)) {
+        client_close(c);
+        return true;
+    }
+    int pos;
+    enum acl_verdict v = acl_check(c->user, cmd, argc, argv, &pos);
+    if (v == ACL_OK) return false;
+    client_acl_log(c, v, c->multi ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, cmd, argv, pos);
+    if (c->multi) c->multi->aborted = true;
+    command_rejected(cmd);
+    bool queued;
+    struct rbuf *out = client_reply_target(c, &queued);
+    size_t start = out->len;
+    struct reply r = { out, c->resp };
+    acl_reply_denied(&r, v, cmd);
+    client_reply_written(c, out, start, queued, c->reply_off || c->reply_skip);
+    c->reply_skip = 0;
+    return true;
+}
+
