@@ -106,6 +106,9 @@ const char *acl_denial_reason_exec(enum acl_verdict v);
 
 /* ---- the ACL log ---- */
 
+/* What a denial names: the command's full name, or the denied argument. */
+struct slice acl_denied_object(enum acl_verdict v, const struct command *cmd, const struct slice *argv, int pos);
+
 /* Record a denial: object is the command's full name, the key, the channel
  * or (AUTH) the command as sent; client_info the client's CLIENT LIST line. */
 void acl_log_add(enum acl_verdict v, enum acl_context ctx, struct slice object, struct slice username,

@@ -22,6 +22,8 @@ struct worker;
 struct shard;
 struct block_record;
 struct slowlog_entry;
+enum acl_verdict;
+enum acl_context;
 
 typedef void (*command_proc)(struct cmd_ctx *c);
 
@@ -394,6 +396,10 @@ struct conn_ops {
     /* a slow command's entry gets its client's address and name on the
      * client's thread, and goes into the log (slowlog.h) */
     void (*slow_entry)(struct cmd_ctx *c, struct slowlog_entry *e);
+    /* an ACL denial goes into the ACL log with the client's CLIENT LIST line,
+     * as its user (username.ptr NULL) or the one named (a failed AUTH) */
+    void (*acl_log)(struct client *c, enum acl_verdict v, enum acl_context ctx, struct slice object,
+                    struct slice username);
 };
 extern struct conn_ops rk_conn_ops;
 

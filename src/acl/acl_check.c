@@ -85,8 +85,9 @@ static enum acl_verdict selector_check(const struct acl_selector *s, const struc
     if (!(s->flags & SEL_ALLKEYS) && (cmd->first_key || cmd->keys_fn)) {
         if (kc->n < 0) key_cache_fill(kc, cmd, argc, argv);
         for (int i = 0; i < kc->n; i++) {
-            unsigned need = access_needed(command_key_flags(cmd, argc, argv, i));
-            if (!key_allowed(s, argv[kc->pos[i]], need)) {
+            unsigned flags = command_key_flags(cmd, argc, argv, i);
+            if (flags & KS_NOT_KEY) continue;   /* a shard channel (SPUBLISH): checked as a channel */
+            if (!key_allowed(s, argv[kc->pos[i]], access_needed(flags))) {
                 *errpos = kc->pos[i];
                 return ACL_DENIED_KEY;
             }
@@ -162,6 +163,10 @@ bool acl_all_keys_allowed(const struct acl_user *u, const struct command *cmd, i
     }
     if (kc.n >= 0 && kc.pos != kc.small) free(kc.pos);
     return ok;
+}
+
+struct slice acl_denied_object(enum acl_verdict v, const struct command *cmd, const struct slice *argv, int pos) {
+    return v == ACL_DENIED_CMD ? (struct slice){ cmd->name, strlen(cmd->name) } : argv[pos];
 }
 
 void acl_reply_denied(struct reply *r, enum acl_verdict v, const struct command *cmd) {

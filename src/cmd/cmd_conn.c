@@ -57,12 +57,7 @@ static bool authenticate(struct cmd_ctx *c, struct slice user, struct slice pass
     struct client *cl = c->client;
     struct acl_user *u = acl_authenticate(user, pass);
     if (!u) {
-        struct rbuf info = { 0 };
-        rk_conn_ops.info_line(cl, true, &info, c->now_ms);
-        if (info.len) info.buf[--info.len] = '\0';
-        acl_log_add(ACL_DENIED_AUTH, cl->multi ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, ARG(0), user,
-                    info.buf ? info.buf : "", c->now_ms);
-        rbuf_free(&info);
+        rk_conn_ops.acl_log(cl, ACL_DENIED_AUTH, cl->multi ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, ARG(0), user);
         return false;
     }
     acl_user_release(cl->user);

@@ -244,6 +244,8 @@ static const struct command commands[] = {
         "[nosave_save:oneof(nosave:pure-token=NOSAVE save:pure-token=SAVE)] [now:pure-token=NOW@7.0.0] "
         "[force:pure-token=FORCE@7.0.0] [abort:pure-token=ABORT@7.0.0]"),
     CONTAINER("cluster", cluster_subs, "@slow", "A container for cluster commands", "3.0.0", "cluster"),
+    CMD("readonly", 1, F | L, 0, 0, 0, cmd_cluster, "@fast @connection", "Enables read-only queries for a connection to a Redis Cluster replica node.", "3.0.0", "cluster", "O(1)", NULL),
+    CMD("readwrite", 1, F | L, 0, 0, 0, cmd_cluster, "@fast @connection", "Enables read-write queries for a connection to a Reids Cluster replica node.", "3.0.0", "cluster", "O(1)", NULL),
     CONTAINER("memory", memory_subs, "@slow", "A container for memory diagnostics commands.", "4.0.0", "server"),
     CONTAINER("slowlog", slowlog_subs, "@slow", "A container for slow log commands.", "2.2.12", "server"),
     CONTAINER("latency", latency_subs, "@slow", "A container for latency diagnostics commands.", "2.8.13", "server"),

@@ -15,6 +15,7 @@
  * Busy scripts are published process-wide, one slot per thread, so that any
  * thread can refuse commands with BUSY and SCRIPT KILL can reach them.
  */
+#include "ringkv/acl.h"
 #include "ringkv/log.h"
 #include "ringkv/script_host.h"
 #include "ringkv/config.h"
@@ -372,6 +373,22 @@ static void journal_end(struct script_run *run, bool restore) {
     run->nundo = run->undo_cap = 0;
 }
 
+/* The caller's user may not run this (Redis's scriptVerifyACL): logged in
+ * the Lua context, answered to the script. */
+static bool script_acl_refuses(struct script_run *run, const struct command *cmd, const struct script_call *sc,
+                               struct rbuf *out) {
+    int pos;
+    enum acl_verdict v = acl_check(run->caller->user, cmd, sc->argc, sc->argv, &pos);
+    if (v == ACL_OK) return false;
+    rk_conn_ops.acl_log(run->caller, v, ACL_CTX_LUA, acl_denied_object(v, cmd, sc->argv, pos), (struct slice){ 0 });
+    command_rejected(cmd);
+    struct rbuf text = { 0 };
+    rbuf_printf(&text, "ERR The user executing the script %s", acl_denial_reason(v));
+    reply_to_script(out, sc->resp, text.buf);
+    rbuf_free(&text);
+    return true;
+}
+
 static int host_call(void *ctx, const struct script_call *sc, struct rbuf *out) {
     struct script_run *run = ctx;
     struct cmd_ctx *c = run->c;
@@ -397,6 +414,8 @@ static int host_call(void *ctx, const struct script_call *sc, struct rbuf *out) 
         reply_to_script(out, sc->resp, SCRIPT_ERR_DENIED);
         return SCRIPT_GO_ON;
     }
+    if (run->caller && RK_UNLIKELY(!acl_user_open(run->caller->user)) && script_acl_refuses(run, cmd, sc, out))
+        return SCRIPT_GO_ON;
     if (run->read_only && (cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE))) {
         command_rejected(cmd);
         reply_to_script(out, sc->resp, SCRIPT_ERR_WRITE_FROM_RO);

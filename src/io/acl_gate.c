@@ -12,15 +12,15 @@
 
 #include "io_internal.h"
 
-/* Record a denial in the ACL log with c's CLIENT LIST line. pos: the
- * denied key or channel (a command's denial names the command). */
-void client_acl_log(struct client *c, enum acl_verdict v, enum acl_context ctx, const struct command *cmd,
-                    const struct slice *argv, int pos) {
+/* Record a denial in the ACL log with c's CLIENT LIST line, as c's user
+ * (username.ptr NULL) or as the user named (a failed AUTH). */
+void client_acl_log(struct client *c, enum acl_verdict v, enum acl_context ctx, struct slice object,
+                    struct slice username) {
     struct rbuf info = { 0 };
     client_info_line(c, true, &info, c->w->now_ms);
     if (info.len) info.buf[--info.len] = '\0';   /* the newline */
-    struct slice object = v == ACL_DENIED_CMD ? (struct slice){ cmd->name, strlen(cmd->name) } : argv[pos];
-    acl_log_add(v, ctx, object, (struct slice){ c->user->name, c->user->namelen }, info.buf ? info.buf : "",
+    if (!username.ptr) username = (struct slice){ c->user->name, c->user->namelen };
+    acl_log_add(v, ctx, object, username, info.buf ? info.buf : "",
                 c->w->now_ms);
     rbuf_free(&info);
 }
@@ -36,7 +36,8 @@ bool client_acl_refuses(struct client *c, const struct command *cmd, int argc, s
     int pos;
     enum acl_verdict v = acl_check(c->user, cmd, argc, argv, &pos);
     if (v == ACL_OK) return false;
-    client_acl_log(c, v, c->multi ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, cmd, argv, pos);
+    client_acl_log(c, v, c->multi ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, acl_denied_object(v, cmd, argv, pos),
+                   (struct slice){ 0 });
     if (c->multi) c->multi->aborted = true;
     command_rejected(cmd);
     bool queued;

@@ -38,8 +38,8 @@ void persist_thread_stop(struct worker *w);    /* its AOF writes finish */
 
 /* acl_gate.c */
 bool client_acl_refuses(struct client *c, const struct command *cmd, int argc, struct slice *argv);
-void client_acl_log(struct client *c, enum acl_verdict v, enum acl_context ctx, const struct command *cmd,
-                    const struct slice *argv, int pos);
+void client_acl_log(struct client *c, enum acl_verdict v, enum acl_context ctx, struct slice object,
+                    struct slice username);
 
 /* client.c */
 void client_maybe_free(struct client *c);

@@ -449,6 +449,7 @@ int server_start(void) {
     rk_conn_ops = (struct conn_ops){ .close = client_close, .info_line = client_info_line, .slow_entry = client_slow_entry,
                                      .unblock = client_unblock, .reset_transaction = client_reset_transaction,
                                      .reset_pubsub = client_pubsub_reset, .subs_allowed = client_subs_allowed,
+                                     .acl_log = client_acl_log,
                                      .tracking_on = client_tracking_on, .tracking_off = client_tracking_off,
                                      .tracking_caching = client_tracking_caching,
                                      .tracking_reset = client_tracking_reset,
