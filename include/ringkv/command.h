@@ -253,6 +253,9 @@ void key_specs_reply(struct reply *r, const struct command *cmd);
 void key_flags_reply(struct reply *r, unsigned flags);
 
 const struct command *command_lookup(const char *name, size_t len);
+/* The command argv names: a container's subcommand when it has one
+ * (NULL: unknown), as the dispatcher resolves it. */
+const struct command *command_resolve(int argc, const struct slice *argv);
 const struct command *command_lookup_sub(const struct command *parent, struct slice name);
 /* Iterate the table (COMMAND, COMMAND COUNT, ...). */
 size_t command_count(void);

@@ -114,13 +114,6 @@ static void acl_log_cmd(struct cmd_ctx *c) {
     acl_log_reply(&c->r, count < 0 ? 0 : (long)count, c->now_ms);
 }
 
-/* The command named by argv[0..argc) as the dispatcher would resolve it. */
-static const struct command *resolve(int argc, const struct slice *argv) {
-    const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
-    if (cmd && cmd->subcommands && argc >= 2) return command_lookup_sub(cmd, argv[1]);
-    return cmd;
-}
-
 static void dryrun(struct cmd_ctx *c) {
     struct acl_user *u = acl_find_user(ARG(2));
     if (!u) {
@@ -129,7 +122,7 @@ static void dryrun(struct cmd_ctx *c) {
     }
     const struct slice *argv = c->argv + 3;
     int argc = c->argc - 3;
-    const struct command *cmd = resolve(argc, argv);
+    const struct command *cmd = command_resolve(argc, argv);
     if (!cmd) {
         reply_errorf(&c->r, "ERR Command '%.*s' not found", (int)argv[0].len, argv[0].ptr);
     } else if (cmd->arity > 0 ? argc != cmd->arity : argc < -cmd->arity) {

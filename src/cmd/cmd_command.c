@@ -109,12 +109,6 @@ static const struct command *find_command_by_name(struct slice name) {
 
 /* The command a full request argv[0..argc) runs, as Redis's lookupCommand:
  * a container's subcommand when there is an argument for it. */
-static const struct command *find_command_of(const struct slice *argv, int argc) {
-    const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
-    if (!cmd || !cmd->subcommands || argc == 1) return cmd;
-    return command_lookup_sub(cmd, argv[1]);
-}
-
 static void command_info(struct cmd_ctx *c) {
     if (c->argc == 2) {
         size_t n = command_count();
@@ -235,7 +229,7 @@ static bool has_keys(const struct command *cmd) {
 static void command_getkeys(struct cmd_ctx *c, bool with_flags) {
     const struct slice *argv = c->argv + 2;
     int argc = c->argc - 2;
-    const struct command *cmd = find_command_of(argv, argc);
+    const struct command *cmd = command_resolve(argc, argv);
     if (!cmd) { reply_error(&c->r, "ERR Invalid command specified"); return; }
     if (!has_keys(cmd)) { reply_error(&c->r, "ERR The command has no key arguments"); return; }
     if (cmd->arity > 0 ? argc != cmd->arity : argc < -cmd->arity) {

@@ -461,6 +461,12 @@ static const struct command *lookup_uncached(const char *name, size_t len) {
     return NULL;
 }
 
+const struct command *command_resolve(int argc, const struct slice *argv) {
+    const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
+    if (!cmd || !cmd->subcommands || argc == 1) return cmd;
+    return command_lookup_sub(cmd, argv[1]);
+}
+
 const struct command *command_lookup_sub(const struct command *parent, struct slice name) {
     size_t plen = strlen(parent->name) + 1;   /* "client|" */
     for (const struct command *sub = parent->subcommands; sub && sub->name; sub++)

@@ -389,6 +389,17 @@ static bool script_acl_refuses(struct script_run *run, const struct command *cmd
     return true;
 }
 
+/* redis.acl_check_cmd: the command as the dispatcher would resolve it,
+ * checked for the caller's user. */
+static int host_acl_check(void *ctx, int argc, const struct slice *argv) {
+    struct script_run *run = ctx;
+    const struct command *cmd = command_resolve(argc, argv);
+    if (!cmd) return -1;
+    if (!run->caller || acl_user_open(run->caller->user)) return 1;
+    int pos;
+    return acl_check(run->caller->user, cmd, argc, argv, &pos) == ACL_OK;
+}
+
 static int host_call(void *ctx, const struct script_call *sc, struct rbuf *out) {
     struct script_run *run = ctx;
     struct cmd_ctx *c = run->c;
@@ -571,7 +582,8 @@ void script_host_run(struct cmd_ctx *c, const struct script_target *t, const str
     };
     run.key_len = learned_key(t->function, t->id, key);
     if (c->client && c->may_rerun) rk_conn_ops.monitor_script(w, c->client, c->db, c->argc, c->argv);
-    const struct script_host host = { .ctx = &run, .call = host_call, .tick = host_tick, .log = host_log };
+    const struct script_host host = { .ctx = &run, .call = host_call, .tick = host_tick, .log = host_log,
+                                      .acl_check = host_acl_check };
     int res = t->function ? script_fcall(st->engine, t->id, argv, argc, nkeys, &host, &c->r)
                           : script_run(st->engine, t->id, argv, argc, nkeys, &host, &c->r);
     if (run.nundo) journal_end(&run, false);
