@@ -34,12 +34,15 @@ static unsigned access_needed(unsigned ks_flags) {
     return need;
 }
 
+static bool key_matches(const struct key_pattern *k, struct slice key) {
+    if (k->prefix >= 0) return key.len >= (size_t)k->prefix && memcmp(key.ptr, k->text, (size_t)k->prefix) == 0;
+    return string_match(k->text, k->len, key.ptr, key.len, false);
+}
+
 static bool key_allowed(const struct acl_selector *s, struct slice key, unsigned need) {
     if (s->flags & SEL_ALLKEYS) return true;
     for (unsigned i = 0; i < s->nkeys; i++)
-        if ((s->keys[i].perm & need) == need &&
-            string_match(s->keys[i].text, s->keys[i].len, key.ptr, key.len, false))
-            return true;
+        if ((s->keys[i].perm & need) == need && key_matches(&s->keys[i], key)) return true;
     return false;
 }
 
@@ -85,7 +88,7 @@ static enum acl_verdict selector_check(const struct acl_selector *s, const struc
     if (!(s->flags & SEL_ALLKEYS) && (cmd->first_key || cmd->keys_fn)) {
         if (kc->n < 0) key_cache_fill(kc, cmd, argc, argv);
         for (int i = 0; i < kc->n; i++) {
-            unsigned flags = command_key_flags(cmd, argc, argv, i);
+            unsigned flags = acl_key_flags(cmd, id, argc, argv, i);
             if (flags & KS_NOT_KEY) continue;   /* a shard channel (SPUBLISH): checked as a channel */
             if (!key_allowed(s, argv[kc->pos[i]], access_needed(flags))) {
                 *errpos = kc->pos[i];

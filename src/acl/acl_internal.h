@@ -39,7 +39,11 @@ struct key_pattern {
     unsigned perm;          /* KEY_* */
     char *text;             /* NUL-terminated, no spaces or NULs (as Redis) */
     size_t len;
+    long prefix;            /* "app:*": the length before a last '*' that is the only
+                             * special character (a prefix match); -1: a glob */
 };
+/* The prefix length of a pattern that is a prefix and one '*', or -1. */
+long pattern_prefix(const char *text, size_t len);
 
 /* +cmd|arg of a command without subcommands (SELECT|0, DEBUG|digest). */
 struct first_arg {
@@ -97,6 +101,9 @@ void acl_categories_init(void);
 unsigned acl_category_count(void);
 const char *acl_category_name(unsigned i);
 bool acl_command_in_category(int cmd_index, unsigned category);
+/* The key-spec flags (KS_*) of the nth key of a command by index, without
+ * a search: what command_key_flags answers. */
+unsigned acl_key_flags(const struct command *cmd, int cmd_index, int argc, const struct slice *argv, int nth);
 int acl_category_find(const char *name, size_t len);   /* -1: unknown */
 
 #endif

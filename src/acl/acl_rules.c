@@ -36,6 +36,8 @@ enum { CAT_READ = 1, CAT_WRITE = 2, CAT_PUBSUB = 12, CAT_ADMIN = 13, CAT_FAST = 
        CAT_BLOCKING = 16, CAT_DANGEROUS = 17, CAT_SCRIPTING = 20 };
 
 static uint32_t command_categories[COMMAND_IDS_MAX];
+/* each command's key-spec flags: its first key's and the others' */
+static uint16_t first_key_flags[COMMAND_IDS_MAX], other_key_flags[COMMAND_IDS_MAX];
 static int ncommands;
 
 unsigned acl_category_count(void) { return NCATEGORIES; }
@@ -76,7 +78,27 @@ static uint32_t categories_of(const struct command *cmd) {
 void acl_categories_init(void) {
     ncommands = (int)command_index_count();
     if (ncommands > FUTURE_BIT) abort();   /* the bit maps would need to grow */
-    for (int i = 0; i < ncommands; i++) command_categories[i] = categories_of(command_by_index((size_t)i));
+    for (int i = 0; i < ncommands; i++) {
+        const struct command *cmd = command_by_index((size_t)i);
+        command_categories[i] = categories_of(cmd);
+        const struct command_key_specs *ks = command_key_specs(cmd);
+        if (!ks) continue;
+        first_key_flags[i] = ks->spec[0].flags;
+        other_key_flags[i] = ks->spec[ks->n == 2].flags;
+    }
+}
+
+unsigned acl_key_flags(const struct command *cmd, int cmd_index, int argc, const struct slice *argv, int nth) {
+    unsigned f = cmd_index < 0 ? 0 : nth == 0 ? first_key_flags[cmd_index] : other_key_flags[cmd_index];
+    if (RK_UNLIKELY(f & KS_VARIABLE_FLAGS) || cmd_index < 0) return command_key_flags(cmd, argc, argv, nth);
+    return f;
+}
+
+long pattern_prefix(const char *text, size_t len) {
+    if (len == 0 || text[len - 1] != '*') return -1;
+    for (size_t i = 0; i + 1 < len; i++)
+        if (strchr("*?[]\\", text[i])) return -1;
+    return (long)len - 1;
 }
 
 /* ---- errors ---- */
@@ -280,7 +302,8 @@ static enum rule_error add_key_pattern(struct acl_selector *s, const char *op, s
         }
     }
     s->keys = rk_realloc(s->keys, (s->nkeys + 1) * sizeof *s->keys);
-    s->keys[s->nkeys++] = (struct key_pattern){ perm, dup_bytes(op + off, len - off), len - off };
+    s->keys[s->nkeys++] = (struct key_pattern){ perm, dup_bytes(op + off, len - off), len - off,
+                                                pattern_prefix(op + off, len - off) };
     s->flags &= ~SEL_ALLKEYS;
     return RULE_OK;
 }
