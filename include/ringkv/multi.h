@@ -51,6 +51,10 @@ struct multi_queue {
 void multi_queue_add(struct multi_queue *q, const struct command *cmd, int argc,
                      const struct slice *argv, uint64_t mask, bool keyspace);
 void multi_queue_free(struct multi_queue *q);
+/* Command i may no longer run (its user's rules changed since MULTI):
+ * EXEC answers -NOPERM with reason (static text) in its place. */
+void multi_queue_deny(struct multi_queue *q, size_t i, const char *reason);
+bool multi_queue_denied(const struct multi_queue *q, size_t i);
 
 /* EXEC's body, under ctx (its client, db and protocol; every shard the queue
  * touches held): a null array when a watched key was touched (dirty) or

@@ -36,6 +36,26 @@ void multi_queue_add(struct multi_queue *q, const struct command *cmd, int argc,
     q->denyoom |= (cmd->flags & CMD_DENYOOM) != 0;
 }
 
+/* A queued command the user may no longer run: EXEC answers Redis's error
+ * in its place (the reason is its one argument). It touches no key, so
+ * it runs wherever the transaction runs. */
+static void reply_acl_changed(struct cmd_ctx *c) {
+    reply_errorf(&c->r, "NOPERM ACLs rules changed between the moment the transaction was accumulated and the "
+                        "EXEC call. This command is no longer allowed for the following reason: %.*s",
+                 (int)c->argv[0].len, c->argv[0].ptr);
+}
+
+static const struct command acl_changed = { .name = "exec|acl-changed", .arity = 1, .proc = reply_acl_changed };
+
+bool multi_queue_denied(const struct multi_queue *q, size_t i) { return q->cmds[i].cmd == &acl_changed; }
+
+void multi_queue_deny(struct multi_queue *q, size_t i, const char *reason) {
+    struct queued_cmd *qc = &q->cmds[i];
+    qc->cmd = &acl_changed;
+    qc->argc = 1;
+    qc->argv[0] = (struct slice){ reason, strlen(reason) };   /* static text: the copy is one allocation */
+}
+
 void multi_queue_free(struct multi_queue *q) {
     if (!q) return;
     for (size_t i = 0; i < q->n; i++) free(q->cmds[i].argv);

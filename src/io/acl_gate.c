@@ -28,6 +28,19 @@ void client_acl_log(struct client *c, enum acl_verdict v, enum acl_context ctx, 
 /* Whether c's user may not run this (acl.h): the denial is logged and
  * answered as Redis's processCommand does; inside MULTI, EXEC will then
  * answer EXECABORT. A connection whose user was deleted is closed. */
+/* EXEC checks what MULTI queued again: the rules may have changed since. */
+void client_acl_recheck_queue(struct client *c, struct multi_queue *q) {
+    for (size_t i = 0; i < q->n; i++) {
+        if (multi_queue_denied(q, i)) continue;   /* checked by an EXEC that then waited */
+        const struct queued_cmd *qc = &q->cmds[i];
+        int pos;
+        enum acl_verdict v = acl_check(c->user, qc->cmd, qc->argc, qc->argv, &pos);
+        if (v == ACL_OK) continue;
+        client_acl_log(c, v, ACL_CTX_MULTI, acl_denied_object(v, qc->cmd, qc->argv, pos), (struct slice){ 0 });
+        multi_queue_deny(q, i, acl_denial_reason_exec(v));
+    }
+}
+
 bool client_acl_refuses(struct client *c, const struct command *cmd, int argc, struct slice *argv) {
     if (acl_user_gone(c->user)) {
         client_close(c);

@@ -38,6 +38,7 @@ void persist_thread_stop(struct worker *w);    /* its AOF writes finish */
 
 /* acl_gate.c */
 bool client_acl_refuses(struct client *c, const struct command *cmd, int argc, struct slice *argv);
+void client_acl_recheck_queue(struct client *c, struct multi_queue *q);
 void client_acl_log(struct client *c, enum acl_verdict v, enum acl_context ctx, struct slice object,
                     struct slice username);
 

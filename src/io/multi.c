@@ -224,6 +224,7 @@ static enum exec_result exec(struct client *c, const struct route *rt, int argc,
         reply_error_now(c, drop, ERR_EXECABORT);
         return EXEC_DONE;
     }
+    if (RK_UNLIKELY(!acl_user_open(c->user))) client_acl_recheck_queue(c, q);
     struct worker *w = c->w;
     uint64_t self = 1ull << w->id;
     uint64_t mask = q->mask | c->watch_mask;

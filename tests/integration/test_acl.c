@@ -266,6 +266,21 @@ static void test_log_multi_and_scripts(void **state)
     ERR(u, NOPERM_KEYS, "SET other 1");
     ERR(u, "EXECABORT Transaction discarded because of previous errors.", "EXEC");
     expect_entry(c, "key", "multi", "other", "lg", 1);
+    /* ...and again at EXEC, in case the rules changed meanwhile */
+    OK(c, "ACL SETUSER lg +incr");
+    OK(u, "MULTI");
+    STATUS(u, "QUEUED", "INCR k:1");
+    STATUS(u, "QUEUED", "GET k:1");
+    OK(c, "ACL SETUSER lg -incr");
+    redisReply *x = cmd(u, "EXEC");
+    assert_int_equal(x->elements, 2);
+    assert_int_equal(x->element[0]->type, REDIS_REPLY_ERROR);
+    assert_string_equal(x->element[0]->str, "NOPERM ACLs rules changed between the moment the transaction was "
+                                            "accumulated and the EXEC call. This command is no longer allowed for the "
+                                            "following reason: no permission to execute the command or subcommand");
+    assert_int_equal(x->element[1]->type, REDIS_REPLY_NIL);
+    freeReplyObject(x);
+    expect_entry(c, "command", "multi", "incr", "lg", 1);
     /* a script's calls run as its caller */
     expect_error_prefix(cmd(u, "EVAL %s 0", "return redis.call('incr','k:1')"),
                         "ERR The user executing the script can't run this command or subcommand script:");
