@@ -430,7 +430,7 @@ void acl_reclaim_mark(void) {
 void acl_reclaim(void) {
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nreclaimable; i++) perms_free(retired[i]);
-    memmove(retired, retired + nreclaimable, (nretired - nreclaimable) * sizeof *retired);
+    if (nretired > nreclaimable) memmove(retired, retired + nreclaimable, (nretired - nreclaimable) * sizeof *retired);
     nretired -= nreclaimable;
     nreclaimable = 0;
     pthread_mutex_unlock(&lock);

@@ -158,7 +158,9 @@ static void test_command_and_key_rules(void **state)
     BULK(a, "x", "GET wo:1");
     /* a subcommand, and a first argument */
     OK(c, "ACL SETUSER app +config|get +select|0");
-    assert_int_equal(cmd(a, "CONFIG GET maxmemory")->type, REDIS_REPLY_ARRAY);
+    redisReply *r = cmd(a, "CONFIG GET maxmemory");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    freeReplyObject(r);
     ERR(a, "NOPERM this user has no permissions to run the 'config|set' command", "CONFIG SET maxmemory 0");
     OK(a, "SELECT 0");
     ERR(a, "NOPERM this user has no permissions to run the 'select' command", "SELECT 1");
