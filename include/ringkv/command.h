@@ -50,6 +50,8 @@ typedef void (*command_proc)(struct cmd_ctx *c);
 #define CMD_SKIP_MONITOR (1u << 22) /* Redis's skip_monitor (EVAL, FCALL: their commands are shown instead) */
 #define CMD_NO_MANDATORY_KEYS (1u << 23) /* Redis's no_mandatory_keys */
 #define CMD_MAY_REPLICATE (1u << 24) /* Redis's may_replicate (PUBLISH, PFCOUNT, EVAL): CLIENT PAUSE WRITE holds it; hidden from COMMAND INFO, as in Redis */
+#define CMD_PROTECTED  (1u << 25) /* Redis's protected: DEBUG and MODULE LOAD/LOADEX/UNLOAD, allowed by enable-debug-command
+                                     and enable-module-command (checked by the connection layer); hidden from COMMAND INFO */
 
 /* Key-spec flags (Redis's CMD_KEY_*): how a command uses each key, as
  * COMMAND INFO and COMMAND GETKEYSANDFLAGS name them. */

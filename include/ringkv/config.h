@@ -42,6 +42,10 @@ struct rk_config {
     long long maxclients;
     long long timeout;              /* seconds; 0 = never */
     char *requirepass;              /* NULL = no password */
+    long long protected_mode;       /* refuse non-loopback clients while the default user has no password */
+    /* enable-protected-configs, enable-debug-command, enable-module-command:
+     * "no", "yes" or "local" (immutable: set at start only) */
+    const char *enable_protected_configs, *enable_debug_command, *enable_module_command;
     long long proto_max_bulk_len;
     long long client_query_buffer_limit;
     long long tracking_table_max_keys;   /* 0: no limit */
@@ -123,6 +127,17 @@ bool config_get_value(const char *name, char *buf, size_t buflen);
  * on a loopback address (enable-protected-configs local). Returns NULL, or
  * Redis's error text ("ERR ...", malloc'd: the caller frees). */
 char *config_set(const struct slice *argv, int argc, bool local_client);
+
+/* Whether the default user needs no password, so that any connection is
+ * authenticated as it opens (Redis's DefaultUser nopass): today, when
+ * requirepass is not set. The one place that says it (protected mode asks). */
+bool config_default_user_nopass(void);
+
+/* Redis's allowProtectedAction: whether a setting of enable-protected-configs,
+ * enable-debug-command or enable-module-command ("no", "yes", "local")
+ * allows the action to a client, local_client meaning from a loopback
+ * address (127.0.0.1 or ::1). */
+bool config_allows_protected(const char *setting, bool local_client);
 
 /* The save points, as CONFIG GET save shows them ("3600 1 300 100"; ""
  * for none). Valid until exit. */

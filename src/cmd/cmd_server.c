@@ -62,10 +62,7 @@ static void config_get_cmd(struct cmd_ctx *c) {
 
 /* enable-protected-configs local: Redis's test of a local client */
 static bool client_is_local(const struct cmd_ctx *c) {
-    if (!c->client) return false;
-    const char *a = c->client->addr, *colon = strrchr(a, ':');
-    size_t iplen = colon ? (size_t)(colon - a) : strlen(a);
-    return (iplen == 9 && strncmp(a, "127.0.0.1", 9) == 0) || (iplen == 3 && strncmp(a, "::1", 3) == 0);
+    return c->client && addr_is_loopback(c->client->addr);
 }
 
 static void config_set_cmd(struct cmd_ctx *c) {
@@ -349,5 +346,36 @@ void cmd_debug(struct cmd_ctx *c) {
     } else {
         reply_errorf(&c->r, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try DEBUG HELP.",
                      (int)ARG(1).len, ARG(1).ptr);
+    }
+}
+
+/* ---- MODULE ---- */
+
+/* ringkv has no module support: MODULE answers as a Redis with no module
+ * loaded whose every load fails (LOAD/LOADEX/UNLOAD first pass the
+ * enable-module-command gate, CMD_PROTECTED). */
+void cmd_module(struct cmd_ctx *c) {
+    if (ARG_IS(1, "help")) {
+        static const char *help[] = {
+            "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "LIST",
+            "    Return a list of loaded modules.",
+            "LOAD <path> [<arg> ...]",
+            "    Load a module library from <path>, passing to it any optional arguments.",
+            "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+            "    Load a module library from <path>, while passing it module configurations and optional arguments.",
+            "UNLOAD <name>",
+            "    Unload a module.",
+            "HELP",
+            "    Print this help.",
+        };
+        reply_help(&c->r, help, RK_ARRAY_LEN(help));
+    } else if (ARG_IS(1, "list")) {
+        reply_array(&c->r, 0);
+    } else if (ARG_IS(1, "load") || ARG_IS(1, "loadex")) {
+        rk_log(LL_WARNING, "Module %.*s failed to load: ringkv does not load modules", (int)ARG(2).len, ARG(2).ptr);
+        reply_error(&c->r, "ERR Error loading the extension. Please check the server logs.");
+    } else {   /* unload */
+        reply_error(&c->r, "ERR Error unloading module: no such module with that name");
     }
 }

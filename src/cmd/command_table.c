@@ -176,6 +176,20 @@ static const struct command cluster_subs[] = {
     { 0 }
 };
 
+/* ringkv loads no modules: MODULE answers as Redis does with none loaded,
+ * and LOAD, LOADEX and UNLOAD are gated by enable-module-command first. */
+static const struct command module_subs[] = {
+    CMD("module|help", 2, L, 0, 0, 0, cmd_module, "@slow", "Show helpful text about the different subcommands", "5.0.0", "server", "O(1)", NULL),
+    CMD("module|list", 2, A | CMD_NOSCRIPT, 0, 0, 0, cmd_module, "@admin @slow @dangerous", "List all modules loaded by the server", "4.0.0", "server", "O(N) where N is the number of loaded modules.", NULL),
+    CMD("module|load", -3, A | CMD_NOSCRIPT | CMD_PROTECTED, 0, 0, 0, cmd_module, "@admin @slow @dangerous", "Load a module", "4.0.0", "server", "O(1)",
+        "path:string [arg:string ...]"),
+    CMD("module|loadex", -3, A | CMD_NOSCRIPT | CMD_PROTECTED, 0, 0, 0, cmd_module, "@admin @slow @dangerous", "Load a module with extended parameters", "7.0.0", "server", "O(1)",
+        "path:string [configs:block=CONFIG(name:string value:string) +...] [args:block=ARGS(arg:string) ...]"),
+    CMD("module|unload", 3, A | CMD_NOSCRIPT | CMD_PROTECTED, 0, 0, 0, cmd_module, "@admin @slow @dangerous", "Unload a module", "4.0.0", "server", "O(1)",
+        "name:string"),
+    { 0 }
+};
+
 static const struct command commands[] = {
     /* connection */
     CMD("ping", -1, F | CMD_SENTINEL, 0, 0, 0, cmd_ping, "@fast @connection", "Returns the server's liveliness response.", "1.0.0", "connection", "O(1)",
@@ -213,10 +227,11 @@ static const struct command commands[] = {
         "[nosave_save:oneof(nosave:pure-token=NOSAVE save:pure-token=SAVE)] [now:pure-token=NOW@7.0.0] "
         "[force:pure-token=FORCE@7.0.0] [abort:pure-token=ABORT@7.0.0]"),
     CONTAINER("cluster", cluster_subs, "@slow", "A container for cluster commands", "3.0.0", "cluster"),
+    CONTAINER("module", module_subs, "@slow", "A container for module commands", "4.0.0", "server"),
     CONTAINER("memory", memory_subs, "@slow", "A container for memory diagnostics commands.", "4.0.0", "server"),
     CONTAINER("slowlog", slowlog_subs, "@slow", "A container for slow log commands.", "2.2.12", "server"),
     CONTAINER("latency", latency_subs, "@slow", "A container for latency diagnostics commands.", "2.8.13", "server"),
-    CMD("debug", -2, A | L | CMD_NOSCRIPT | CMD_ALLSHARDS, 0, 0, 0, cmd_debug, "@admin @slow @dangerous", "A container for debugging commands.", "1.0.0", "server", "Depends on subcommand.", NULL),
+    CMD("debug", -2, A | L | CMD_NOSCRIPT | CMD_ALLSHARDS | CMD_PROTECTED, 0, 0, 0, cmd_debug, "@admin @slow @dangerous", "A container for debugging commands.", "1.0.0", "server", "Depends on subcommand.", NULL),
     /* keys */
     CMD("del", -2, W, 1, -1, 1, cmd_del, "@keyspace @write @slow", "Deletes one or more keys.", "1.0.0", "generic", "O(N) where N is the number of keys that will be removed.",
         "key:key ..."),

@@ -192,7 +192,9 @@ static struct param params[] = {
     NUM_("zset-max-listpack-entries", "zset-max-ziplist-entries", 0, U, 0, L_MAX, 128, FIELD(zset_max_listpack_entries)),
     NUM_("zset-max-listpack-value", "zset-max-ziplist-value", 0, MEM | U, 0, L_MAX, 64, FIELD(zset_max_listpack_value)),
     SPECIAL_("dir", NULL, PROT, special_dir, NULL),
-    ENUM_("enable-protected-configs", NULL, IMM, protected_enum, "no"),
+    ENUM_("enable-protected-configs", NULL, IMM, protected_enum, "no", FIELD(enable_protected_configs)),
+    ENUM_("enable-debug-command", NULL, IMM, protected_enum, "no", FIELD(enable_debug_command)),
+    ENUM_("enable-module-command", NULL, IMM, protected_enum, "no", FIELD(enable_module_command)),
 
     /* ---- stored and reported; the features are not built yet */
     NUM_("maxmemory", NULL, 0, MEM | U, 0, ULL_MAX, 0, FIELD(maxmemory)),
@@ -238,8 +240,6 @@ static struct param params[] = {
     ENUM_("acl-pubsub-default", NULL, INERT, acl_pubsub_enum, "resetchannels"),
     STR_("masteruser", NULL, NUL | INERT, NULL),
     STR_("masterauth", NULL, NUL | INERT, NULL),
-    ENUM_("enable-debug-command", NULL, IMM | INERT, protected_enum, "no"),
-    ENUM_("enable-module-command", NULL, IMM | INERT, protected_enum, "no"),
     ENUM_("sanitize-dump-payload", NULL, INERT, sanitize_enum, "no"),
     ENUM_("propagation-error-behavior", NULL, INERT, propagation_enum, "ignore"),
 
@@ -497,9 +497,7 @@ static char *set_failed(const char *name, size_t len, const char *why) {
 
 /* Names first: unknown, immutable, protected, duplicate. */
 static char *check_names(const struct slice *argv, int n, bool local_client, struct set_item *items) {
-    const struct param *prot = param_lookup("enable-protected-configs", 24, NULL);
-    const char *allow = prot->own.e;
-    bool protected_ok = strcmp(allow, "yes") == 0 || (strcmp(allow, "local") == 0 && local_client);
+    bool protected_ok = config_allows_protected(rk_config.enable_protected_configs, local_client);
     for (int i = 0; i < n; i++) {
         struct slice name = argv[2 * i];
         struct set_item *it = &items[i];
