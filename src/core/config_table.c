@@ -174,6 +174,7 @@ static struct param params[] = {
     NUM_("maxclients", NULL, 0, U, 1, UINT_MAX, 10000, FIELD(maxclients), .apply = apply_maxclients),
     NUM_("timeout", NULL, 0, 0, 0, I_MAX, 0, FIELD(timeout)),
     STR_("requirepass", NULL, NUL, NULL, FIELD(requirepass)),
+    BOOL_("protected-mode", NULL, 0, 1, FIELD(protected_mode)),
     NUM_("proto-max-bulk-len", NULL, 0, MEM, MB, L_MAX, 512 * MB, FIELD(proto_max_bulk_len)),
     NUM_("client-query-buffer-limit", NULL, 0, MEM | U, MB, L_MAX, 1024 * MB, FIELD(client_query_buffer_limit)),
     /* its replica class is stored and shown only: ringkv has no replicas */
@@ -204,7 +205,7 @@ static struct param params[] = {
     NUM_("maxmemory-clients", NULL, 0, MEM | NF_PERCENT, -100, LL_MAX, 0, FIELD(maxmemory_clients)),
     NUM_("tcp-keepalive", NULL, INERT, 0, 0, I_MAX, 300),
     NUM_("tcp-backlog", NULL, IMM | INERT, 0, 0, I_MAX, 511),
-    BOOL_("protected-mode", NULL, INERT, 1),
+
     NUM_("io-threads", NULL, IMM | INERT, 0, 1, 128, 1),
     BOOL_("io-threads-do-reads", NULL, IMM | INERT, 0),
     NUM_("active-expire-effort", NULL, INERT, 0, 1, 10, 1),
