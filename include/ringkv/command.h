@@ -252,9 +252,22 @@ unsigned command_key_flags(const struct command *cmd, int argc, const struct sli
 void key_specs_reply(struct reply *r, const struct command *cmd);
 void key_flags_reply(struct reply *r, unsigned flags);
 
+/* The command a request's name runs (any case): the table's name, or the
+ * one rename-command gave it. */
 const struct command *command_lookup(const char *name, size_t len);
 const struct command *command_lookup_sub(const struct command *parent, struct slice name);
-/* Iterate the table (COMMAND, COMMAND COUNT, ...). */
+/* rename-command from to (a config-file line): from, a top-level command
+ * by the name it answers to, answers to `to` instead, or to nothing when
+ * to is ""; COMMAND and its subcommands then list it under its own name
+ * (as Redis, whose commands keep their fullname), or not at all. Only while
+ * the configuration loads, before any worker runs. Returns NULL, or
+ * Redis's error text. */
+const char *command_rename(const char *from, const char *to);
+/* A top-level command by its own name, whatever it was renamed to: for
+ * the server's own use of a command (a save point's BGSAVE). */
+const struct command *command_original(const char *name);
+/* Iterate the commands clients can call, renamed ones included under their
+ * own names (COMMAND, COMMAND COUNT, LIST, DOCS, LATENCY HISTOGRAM). */
 size_t command_count(void);
 const struct command *command_at(size_t i);
 void command_table_init(void);

@@ -21,8 +21,8 @@
 #include "ringkv/command_def.h"
 #include "ringkv/notify.h"
 
-#include <ctype.h>
 #include <stdlib.h>
+#include <strings.h>
 
 static const struct command client_subs[] = {
     CMD("client|id", 2, CMD_CONN | CMD_NOSCRIPT | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns the unique client ID of the connection.", "5.0.0", "connection", "O(1)", NULL),
@@ -381,13 +381,42 @@ const struct command *command_by_index(size_t i) { return i < nindexes ? by_inde
 
 /* ---- lookup ---- */
 
-#define LOOKUP_SIZE 1024  /* power of two, well above the command count */
-static const struct command *lookup_table[LOOKUP_SIZE];
+/* The name each command answers to: its own, the one a rename-command line
+ * gave it, or none (renamed to ""), in table order; the lookup table and
+ * the list COMMAND walks (live) are built from it. Renames happen while
+ * the configuration loads, before any worker runs: nothing here changes
+ * once commands are served, and lookups read plain memory. */
+static const char *answers_to[MAX_COMMANDS];
+static const struct command *live[MAX_COMMANDS];
+static size_t nlive;
 
-static uint32_t name_hash(const char *lower, size_t len) {
+#define LOOKUP_SIZE 1024  /* power of two, well above the command count */
+static struct { const char *name; const struct command *cmd; } lookup_table[LOOKUP_SIZE];
+static size_t longest_name;
+
+static inline char ascii_lower(char c) { return (unsigned char)(c - 'A') < 26 ? (char)(c + 32) : c; }
+
+static uint32_t name_hash(const char *name, size_t len) {
     uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)lower[i]) * 16777619u;
+    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)ascii_lower(name[i])) * 16777619u;
     return h;
+}
+
+static void build_lookup(void) {
+    memset(lookup_table, 0, sizeof lookup_table);
+    nlive = 0;
+    longest_name = 0;
+    for (size_t i = 0; i < ncommands; i++) {
+        const char *name = answers_to[i];
+        if (!name) continue;
+        size_t len = strlen(name);
+        uint32_t h = name_hash(name, len) & (LOOKUP_SIZE - 1);
+        while (lookup_table[h].name) h = (h + 1) & (LOOKUP_SIZE - 1);
+        lookup_table[h].name = name;
+        lookup_table[h].cmd = all_commands[i];
+        live[nlive++] = all_commands[i];
+        if (len > longest_name) longest_name = len;
+    }
 }
 
 void command_table_init(void) {
@@ -400,12 +429,11 @@ void command_table_init(void) {
         for (const struct command *cmd = groups[g]; cmd->name; cmd++) add_command(cmd);
     for (size_t i = 0; i < ncommands; i++) {
         const struct command *cmd = all_commands[i];
-        uint32_t h = name_hash(cmd->name, strlen(cmd->name)) & (LOOKUP_SIZE - 1);
-        while (lookup_table[h]) h = (h + 1) & (LOOKUP_SIZE - 1);
-        lookup_table[h] = cmd;
+        answers_to[i] = cmd->name;
         add_index(cmd);
         for (const struct command *sub = cmd->subcommands; sub && sub->name; sub++) add_index(sub);
     }
+    build_lookup();
 }
 
 /* Pipelines repeat a few names (a script and the commands it calls
@@ -432,13 +460,44 @@ const struct command *command_lookup(const char *name, size_t len) {
     return cmd;
 }
 
+/* The table's names are lowercase; name is compared without case. */
 static const struct command *lookup_uncached(const char *name, size_t len) {
-    char lower[32];
-    if (len == 0 || len >= sizeof lower) return NULL;
-    for (size_t i = 0; i < len; i++) lower[i] = (char)tolower((unsigned char)name[i]);
-    uint32_t h = name_hash(lower, len) & (LOOKUP_SIZE - 1);
-    for (const struct command *cmd; (cmd = lookup_table[h]); h = (h + 1) & (LOOKUP_SIZE - 1))
-        if (strncmp(cmd->name, lower, len) == 0 && cmd->name[len] == '\0') return cmd;
+    if (len == 0 || len > longest_name) return NULL;
+    uint32_t h = name_hash(name, len) & (LOOKUP_SIZE - 1);
+    for (const char *n; (n = lookup_table[h].name); h = (h + 1) & (LOOKUP_SIZE - 1)) {
+        size_t i = 0;
+        while (i < len && n[i] == ascii_lower(name[i])) i++;
+        if (i == len && n[len] == '\0') return lookup_table[h].cmd;
+    }
+    return NULL;
+}
+
+const char *command_rename(const char *from, const char *to) {
+    command_table_init();
+    const struct command *cmd = lookup_uncached(from, strlen(from));
+    size_t i = 0;
+    while (cmd && all_commands[i] != cmd) i++;
+    if (!cmd) return "No such command in rename-command";
+    /* as Redis: the old name goes first, then the new one is added */
+    if (answers_to[i] != cmd->name) free((char *)answers_to[i]);
+    answers_to[i] = NULL;
+    build_lookup();
+    memset(last_lookup, 0, sizeof last_lookup);   /* this thread's: the only one that looked anything up */
+    if (!*to) return NULL;
+    if (lookup_uncached(to, strlen(to))) return "Target command name already exists";
+    char *name = rk_malloc(strlen(to) + 1);
+    size_t k = 0;
+    for (; to[k]; k++) name[k] = ascii_lower(to[k]);
+    name[k] = '\0';
+    answers_to[i] = name;
+    build_lookup();
+    return NULL;
+}
+
+const struct command *command_original(const char *name) {
+    command_table_init();
+    for (size_t i = 0; i < ncommands; i++)
+        if (strcasecmp(all_commands[i]->name, name) == 0) return all_commands[i];
     return NULL;
 }
 
@@ -450,8 +509,8 @@ const struct command *command_lookup_sub(const struct command *parent, struct sl
     return NULL;
 }
 
-size_t command_count(void) { return ncommands; }
-const struct command *command_at(size_t i) { return i < ncommands ? all_commands[i] : NULL; }
+size_t command_count(void) { return nlive; }
+const struct command *command_at(size_t i) { return i < nlive ? live[i] : NULL; }
 
 int command_key_positions(const struct command *cmd, int argc, const struct slice *argv, int *pos, int maxpos) {
     if (cmd->keys_fn) return cmd->keys_fn(argc, argv, pos, maxpos);

@@ -8,7 +8,9 @@
  * rules, its first word names a parameter (or include), and the rest is the
  * value. The first "save" line replaces the default snapshots and later ones
  * add to them, until an include has been read: after one, as in Redis 7.0,
- * every save line replaces what was there. Errors stop the start with Redis's FATAL CONFIG FILE ERROR
+ * every save line replaces what was there. A rename-command line renames
+ * (or removes) a command in the command table there and then, before any
+ * worker runs (command_rename, command.h). Errors stop the start with Redis's FATAL CONFIG FILE ERROR
  * block, naming the line, on stderr as Redis writes it; a file that cannot
  * be read is a line in the log (log.h), as in Redis. A logfile that cannot
  * be opened for appending is an error too.
@@ -114,10 +116,11 @@ static const char *other_directive(char **argv, int argc, struct load_state *st)
         if (strcasecmp(argv[0], deprecated[i]) == 0 && argc == 2) return NULL;   /* ignored, as Redis */
     if (strcasecmp(argv[0], "include") == 0 && argc == 2)
         return include_files(argv[1], st) == 0 ? NULL : "";
-    /* accepted and logged, as inert parameters are: renaming commands and
-     * ACL users are not built, and a server that has them is still one
-     * Redis's test framework (and a copied redis.conf) can start */
-    if ((strcasecmp(argv[0], "rename-command") == 0 && argc == 3) || (strcasecmp(argv[0], "user") == 0 && argc >= 2)) {
+    if (strcasecmp(argv[0], "rename-command") == 0 && argc == 3) return command_rename(argv[1], argv[2]);
+    /* accepted and logged, as inert parameters are: ACL users are not
+     * built, and a server that has them is still one Redis's test
+     * framework (and a copied redis.conf) can start */
+    if (strcasecmp(argv[0], "user") == 0 && argc >= 2) {
         rk_log(LL_WARNING, "%s '%s' is accepted but has no effect in ringkv yet", argv[0], argv[1]);
         return NULL;
     }
