@@ -139,6 +139,14 @@ bool config_default_user_nopass(void);
  * address (127.0.0.1 or ::1). */
 bool config_allows_protected(const char *setting, bool local_client);
 
+/* CONFIG REWRITE (config_rewrite.c): the configuration written back into
+ * rk_config.config_file as Redis 7.0 rewrites it, keeping its comments,
+ * order and the directives that are not parameters. force_all (DEBUG
+ * CONFIG-REWRITE-FORCE-ALL) writes every parameter, defaults included.
+ * Returns 0, or -1 with errno set (ENOENT when there is no config file);
+ * the file is then as it was. */
+int config_rewrite(bool force_all);
+
 /* The save points, as CONFIG GET save shows them ("3600 1 300 100"; ""
  * for none). Valid until exit. */
 const char *config_save_points(void);

@@ -17,6 +17,7 @@
 #include "ringkv/config.h"
 #include "ringkv/util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -88,6 +89,20 @@ static void reset_stats(void) {
     mem_used_peak_reset();
 }
 
+/* CONFIG REWRITE (config_rewrite.c), with Redis's replies and log lines. */
+static void config_rewrite_cmd(struct cmd_ctx *c) {
+    if (!rk_config.config_file) {
+        reply_error(&c->r, "ERR The server is running without a config file");
+    } else if (config_rewrite(false) != 0) {
+        int err = errno;
+        rk_log(LL_WARNING, "CONFIG REWRITE failed: %s", strerror(err));
+        reply_errorf(&c->r, "ERR Rewriting config file: %s", strerror(err));
+    } else {
+        rk_log(LL_WARNING, "CONFIG REWRITE executed with success.");
+        reply_ok(&c->r);
+    }
+}
+
 static const char *config_help[] = {
     "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "GET <pattern>",
@@ -106,10 +121,8 @@ void cmd_config(struct cmd_ctx *c) {
     if (ARG_IS(1, "get")) config_get_cmd(c);
     else if (ARG_IS(1, "set")) config_set_cmd(c);
     else if (ARG_IS(1, "resetstat")) { reset_stats(); reply_ok(&c->r); }
-    else if (ARG_IS(1, "rewrite")) {
-        if (!rk_config.config_file) reply_error(&c->r, "ERR The server is running without a config file");
-        else reply_error(&c->r, "ERR Rewriting config file: not supported by ringkv yet");
-    } else reply_help(&c->r, config_help, RK_ARRAY_LEN(config_help));
+    else if (ARG_IS(1, "rewrite")) config_rewrite_cmd(c);
+    else reply_help(&c->r, config_help, RK_ARRAY_LEN(config_help));
 }
 
 /* ---- INFO ---- */
@@ -330,11 +343,18 @@ void cmd_debug(struct cmd_ctx *c) {
         debug_populate(c);
     } else if (ARG_IS(1, "reload")) {
         persist_debug_reload(c);
+    } else if (ARG_IS(1, "config-rewrite-force-all") && c->argc == 2) {
+        if (!rk_config.config_file) reply_error(&c->r, "ERR The server is running without a config file");
+        else if (config_rewrite(true) != 0) reply_errorf(&c->r, "ERR CONFIG-REWRITE-FORCE-ALL failed: %s", strerror(errno));
+        else reply_ok(&c->r);
     } else if (ARG_IS(1, "set-active-expire") && c->argc == 3) {
         reply_ok(&c->r);
     } else if (ARG_IS(1, "help")) {
         static const char *help[] = {
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "CONFIG-REWRITE-FORCE-ALL",
+            "    Like CONFIG REWRITE but writes all configuration options, including",
+            "    keywords not listed in original configuration file or default values.",
             "POPULATE <count> [<prefix>] [<size>]",
             "    Create <count> string keys named key:<num>.",
             "RELOAD [option ...]",

@@ -206,7 +206,7 @@ int config_load_text(const char *text, char **err) {
 /* ------------------------------------------------------------ the command line */
 
 /* An argument as a double-quoted word (Redis's sdscatrepr). */
-static void append_repr(struct rbuf *out, const char *s) {
+void append_repr(struct rbuf *out, const char *s) {
     rbuf_append(out, "\"", 1);
     for (; *s; s++) {
         char esc[8];

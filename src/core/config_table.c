@@ -409,6 +409,7 @@ static char *xasprintf(const char *fmt, ...) {
 static char *default_text[NPARAMS];
 
 void config_set_defaults(void) {
+    config_note_umask();
     config_lock();
     struct rbuf out = { 0 };
     for (size_t i = 0; i < NPARAMS; i++) {
@@ -417,11 +418,20 @@ void config_set_defaults(void) {
         free(default_text[i]);
         default_text[i] = strdup(out.buf);
     }
-    rbuf_free(&out);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     rk_config.threads = cpus > 0 ? (cpus > 64 ? 64 : cpus) : 1;
+    /* that is the default CONFIG REWRITE leaves out */
+    struct param *threads = param_lookup("threads", 7, NULL);
+    param_format(threads, &out);
+    free(default_text[threads - params]);
+    default_text[threads - params] = strdup(out.buf);
+    rbuf_free(&out);
     config_unlock();
 }
+
+size_t config_param_count(void) { return NPARAMS; }
+struct param *config_param_at(size_t i) { return i < NPARAMS ? &params[i] : NULL; }
+const char *config_param_default(size_t i) { return i < NPARAMS && default_text[i] ? default_text[i] : ""; }
 
 void config_foreach_inert_changed(void (*fn)(void *ud, const char *name, const char *value), void *ud) {
     config_lock();
