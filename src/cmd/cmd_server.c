@@ -6,6 +6,7 @@
  * every shard's tables. Per-thread counters are read with relaxed loads: they
  * are only statistics.
  */
+#include "ringkv/aof.h"
 #include "ringkv/log.h"
 #include "ringkv/script_host.h"
 #include "ringkv/server.h"
@@ -73,6 +74,11 @@ static void config_set_cmd(struct cmd_ctx *c) {
     free(err);
 }
 
+/* CONFIG RESETSTAT: what Redis's resetServerStats, resetCommandTableStats
+ * and resetErrorTableStats zero. Gauges stay (clients, blocked clients,
+ * their memory), and so do what Redis keeps: the changes since the last
+ * save (each shard's dirty count), the memory peak, the slow log and the
+ * latency events. Runs holding every shard. */
 static void reset_stats(void) {
     for (unsigned i = 0; i < srv.nworkers; i++) {
         struct worker *w = &srv.workers[i];
@@ -82,11 +88,14 @@ static void reset_stats(void) {
         w->stats.blocked_clients = gauges.blocked_clients;
         w->stats.blocked_timeout = gauges.blocked_timeout;
         w->stats.clients_mem = gauges.clients_mem;
+        long long dirty = w->shard.stats.dirty;
         memset(&w->shard.stats, 0, sizeof w->shard.stats);
+        w->shard.stats.dirty = dirty;
     }
-    command_stats_reset();
-    lazyfree_reset_stats();
-    mem_used_peak_reset();
+    command_stats_reset();      /* commandstats, latencystats and LATENCY HISTOGRAM, errorstats, total_error_replies */
+    lazyfree_reset_stats();     /* lazyfreed_objects */
+    atomic_store(&rk_persist.saves, 0);   /* rdb_saves */
+    aof_reset_stats();          /* aof_rewrites, aof_rewrites_consecutive_failures, aof_delayed_fsync */
 }
 
 /* CONFIG REWRITE (config_rewrite.c), with Redis's replies and log lines. */
