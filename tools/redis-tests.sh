@@ -189,7 +189,9 @@ run_external() {
     for _ in 1 2 3; do   # another process may take the port first: try another
         port=$(free_port)
         rm -rf "$log.dir" && mkdir -p "$log.dir"   # dump.rdb and temp files of this unit only
-        eval "exec $RINGKV_SERVER --port $port --bind 127.0.0.1 --dir '$log.dir'" >"$log.server" 2>&1 &
+        # DEBUG on, as tests/assets/default.conf has it in own-server mode
+        eval "exec $RINGKV_SERVER --port $port --bind 127.0.0.1 --dir '$log.dir' --enable-debug-command yes" \
+            >"$log.server" 2>&1 &
         spid=$!
         for _ in $(seq 100); do
             redis-cli -p "$port" ping >/dev/null 2>&1 && break 2

@@ -74,6 +74,9 @@ static inline bool acl_user_gone(const struct acl_user *u) {
  * (it is on and nopass): Redis's authRequired, for every command of a
  * connection that has not authenticated. */
 bool acl_default_nopass(void);
+/* The default user has the nopass flag (on or off): protected mode's and
+ * AUTH <password>'s test, as Redis's. */
+bool acl_default_passwordless(void);
 /* requirepass: the default user's only password, or nopass (NULL/""). */
 void acl_set_requirepass(const char *pass);
 

@@ -126,6 +126,9 @@ void aof_flush_at_exit(void);
  * adds after module_fork_* while the AOF is on. */
 void aof_info(struct rbuf *out, long long now_ms);
 void aof_info_sizes(struct rbuf *out);
+/* CONFIG RESETSTAT: aof_rewrites, aof_rewrites_consecutive_failures and
+ * aof_delayed_fsync back to 0, as Redis's resetServerStats. */
+void aof_reset_stats(void);
 bool aof_rewrite_in_progress(void);
 /* Whether a rewrite waits for a BGSAVE to end, or is due by
  * auto-aof-rewrite-*: the cron starts it. */

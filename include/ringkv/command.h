@@ -52,6 +52,8 @@ typedef void (*command_proc)(struct cmd_ctx *c);
 #define CMD_SKIP_MONITOR (1u << 22) /* Redis's skip_monitor (EVAL, FCALL: their commands are shown instead) */
 #define CMD_NO_MANDATORY_KEYS (1u << 23) /* Redis's no_mandatory_keys */
 #define CMD_MAY_REPLICATE (1u << 24) /* Redis's may_replicate (PUBLISH, PFCOUNT, EVAL): CLIENT PAUSE WRITE holds it; hidden from COMMAND INFO, as in Redis */
+#define CMD_PROTECTED  (1u << 25) /* Redis's protected: DEBUG and MODULE LOAD/LOADEX/UNLOAD, allowed by enable-debug-command
+                                     and enable-module-command (checked by the connection layer); hidden from COMMAND INFO */
 
 /* Key-spec flags (Redis's CMD_KEY_*): how a command uses each key, as
  * COMMAND INFO and COMMAND GETKEYSANDFLAGS name them. */
@@ -252,12 +254,25 @@ unsigned command_key_flags(const struct command *cmd, int argc, const struct sli
 void key_specs_reply(struct reply *r, const struct command *cmd);
 void key_flags_reply(struct reply *r, unsigned flags);
 
+/* The command a request's name runs (any case): the table's name, or the
+ * one rename-command gave it. */
 const struct command *command_lookup(const char *name, size_t len);
 /* The command argv names: a container's subcommand when it has one
  * (NULL: unknown), as the dispatcher resolves it. */
 const struct command *command_resolve(int argc, const struct slice *argv);
 const struct command *command_lookup_sub(const struct command *parent, struct slice name);
-/* Iterate the table (COMMAND, COMMAND COUNT, ...). */
+/* rename-command from to (a config-file line): from, a top-level command
+ * by the name it answers to, answers to `to` instead, or to nothing when
+ * to is ""; COMMAND and its subcommands then list it under its own name
+ * (as Redis, whose commands keep their fullname), or not at all. Only while
+ * the configuration loads, before any worker runs. Returns NULL, or
+ * Redis's error text. */
+const char *command_rename(const char *from, const char *to);
+/* A top-level command by its own name, whatever it was renamed to: for
+ * the server's own use of a command (a save point's BGSAVE). */
+const struct command *command_original(const char *name);
+/* Iterate the commands clients can call, renamed ones included under their
+ * own names (COMMAND, COMMAND COUNT, LIST, DOCS, LATENCY HISTOGRAM). */
 size_t command_count(void);
 const struct command *command_at(size_t i);
 void command_table_init(void);

@@ -6,7 +6,7 @@ X(cmd_ping) X(cmd_echo) X(cmd_quit) X(cmd_select) X(cmd_hello) X(cmd_auth) X(cmd
 X(cmd_client_tracking) X(cmd_client_tracking_gather) X(cmd_client_caching) X(cmd_client_getredir) X(cmd_client_trackinginfo)
 /* src/cmd/cmd_command.c, cmd_memory.c, cmd_server.c: server */
 X(cmd_command) X(cmd_memory) X(cmd_memory_gather) X(cmd_config) X(cmd_info) X(cmd_time)
-X(cmd_shutdown) X(cmd_debug) X(cmd_cluster)
+X(cmd_shutdown) X(cmd_debug) X(cmd_cluster) X(cmd_module)
 /* src/cmd/slowlog.c, latency.c, command_stats.c: the operator's tools */
 X(cmd_slowlog) X(cmd_latency) X(cmd_latency_histogram)
 /* src/cmd/cmd_acl.c: users */

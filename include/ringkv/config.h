@@ -46,6 +46,10 @@ struct rk_config {
     char *aclfile;                  /* "" = none */
     long long acllog_max_len;
     const char *acl_pubsub_default; /* "allchannels" or "resetchannels": what new users start with */
+    long long protected_mode;       /* refuse non-loopback clients while the default user has no password */
+    /* enable-protected-configs, enable-debug-command, enable-module-command:
+     * "no", "yes" or "local" (immutable: set at start only) */
+    const char *enable_protected_configs, *enable_debug_command, *enable_module_command;
     long long proto_max_bulk_len;
     long long client_query_buffer_limit;
     long long tracking_table_max_keys;   /* 0: no limit */
@@ -127,6 +131,20 @@ bool config_get_value(const char *name, char *buf, size_t buflen);
  * on a loopback address (enable-protected-configs local). Returns NULL, or
  * Redis's error text ("ERR ...", malloc'd: the caller frees). */
 char *config_set(const struct slice *argv, int argc, bool local_client);
+
+/* Redis's allowProtectedAction: whether a setting of enable-protected-configs,
+ * enable-debug-command or enable-module-command ("no", "yes", "local")
+ * allows the action to a client, local_client meaning from a loopback
+ * address (127.0.0.1 or ::1). */
+bool config_allows_protected(const char *setting, bool local_client);
+
+/* CONFIG REWRITE (config_rewrite.c): the configuration written back into
+ * rk_config.config_file as Redis 7.0 rewrites it, keeping its comments,
+ * order and the directives that are not parameters. force_all (DEBUG
+ * CONFIG-REWRITE-FORCE-ALL) writes every parameter, defaults included.
+ * Returns 0, or -1 with errno set (ENOENT when there is no config file);
+ * the file is then as it was. */
+int config_rewrite(bool force_all);
 
 /* The save points, as CONFIG GET save shows them ("3600 1 300 100"; ""
  * for none). Valid until exit. */

@@ -119,7 +119,5 @@ struct mem_trim_state {
  * (the sanitizers, unit tests). now_ms, the worker's clock, also closes
  * the window of eager decommits once it is over. */
 bool mem_trim_due(struct mem_trim_state *st, long long now_ms);
-/* Forget the peak (MEMORY STATS' peak is reset by CONFIG RESETSTAT in Redis). */
-void mem_used_peak_reset(void);
 
 #endif

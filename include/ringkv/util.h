@@ -30,6 +30,9 @@ uint64_t rk_random(void);
 uint64_t mstime_now(void);   /* wall clock milliseconds */
 uint64_t ustime_now(void);   /* wall clock microseconds */
 uint64_t monotonic_us(void);
+/* Whether a client address "ip:port" (as CLIENT LIST shows it) is local
+ * in Redis's sense (islocalClient): the peer is 127.0.0.1 or ::1. */
+bool addr_is_loopback(const char *ip_port);
 /* n bytes as Redis writes them for people: "1.50M", "512B". */
 void human_bytes(char *buf, size_t len, double n);
 

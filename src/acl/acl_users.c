@@ -168,6 +168,10 @@ struct acl_user *acl_find_user(struct slice name) {
     return u;
 }
 
+bool acl_default_passwordless(void) {
+    return perms_of(default_user)->flags & USER_NOPASS;
+}
+
 /* ---- authentication ---- */
 
 /* Compare every byte whatever differs, as Redis's time_independent_strcmp. */

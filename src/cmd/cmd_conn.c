@@ -69,7 +69,7 @@ static bool authenticate(struct cmd_ctx *c, struct slice user, struct slice pass
 void cmd_auth(struct cmd_ctx *c) {
     if (c->argc > 3) { reply_error(&c->r, ERR_SYNTAX); return; }
     struct slice user = SLICE_LIT("default"), pass = ARG(c->argc - 1);
-    if (c->argc == 2 && acl_default_nopass()) {
+    if (c->argc == 2 && acl_default_passwordless()) {
         reply_error(&c->r, "ERR AUTH <password> called without any password configured for the default user. "
                            "Are you sure your configuration is correct?");
         return;

@@ -275,6 +275,14 @@ static int replay_exec(void *ud, int argc, struct slice *argv, struct rbuf *err)
         return 0;
     }
     const struct command *cmd = command_lookup(argv[0].ptr, argv[0].len);
+    if (!cmd && argv[0].len < 64) {
+        /* the records ringkv writes itself (DEL of an expired key, SET ...
+         * PXAT, MULTI) name commands by their own names, renamed or not */
+        char name[64];
+        memcpy(name, argv[0].ptr, argv[0].len);
+        name[argv[0].len] = '\0';
+        cmd = command_original(name);
+    }
     if (cmd && cmd->subcommands && argc >= 2) cmd = command_lookup_sub(cmd, argv[1]);
     if (!cmd || !cmd->proc) {
         int k = snprintf(msg, sizeof msg, "Unknown command '%.*s' reading the append only file",

@@ -6,6 +6,7 @@
  * every shard's tables. Per-thread counters are read with relaxed loads: they
  * are only statistics.
  */
+#include "ringkv/aof.h"
 #include "ringkv/log.h"
 #include "ringkv/script_host.h"
 #include "ringkv/server.h"
@@ -17,6 +18,7 @@
 #include "ringkv/config.h"
 #include "ringkv/util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -62,10 +64,7 @@ static void config_get_cmd(struct cmd_ctx *c) {
 
 /* enable-protected-configs local: Redis's test of a local client */
 static bool client_is_local(const struct cmd_ctx *c) {
-    if (!c->client) return false;
-    const char *a = c->client->addr, *colon = strrchr(a, ':');
-    size_t iplen = colon ? (size_t)(colon - a) : strlen(a);
-    return (iplen == 9 && strncmp(a, "127.0.0.1", 9) == 0) || (iplen == 3 && strncmp(a, "::1", 3) == 0);
+    return c->client && addr_is_loopback(c->client->addr);
 }
 
 static void config_set_cmd(struct cmd_ctx *c) {
@@ -75,6 +74,11 @@ static void config_set_cmd(struct cmd_ctx *c) {
     free(err);
 }
 
+/* CONFIG RESETSTAT: what Redis's resetServerStats, resetCommandTableStats
+ * and resetErrorTableStats zero. Gauges stay (clients, blocked clients,
+ * their memory), and so do what Redis keeps: the changes since the last
+ * save (each shard's dirty count), the memory peak, the slow log and the
+ * latency events. Runs holding every shard. */
 static void reset_stats(void) {
     for (unsigned i = 0; i < srv.nworkers; i++) {
         struct worker *w = &srv.workers[i];
@@ -84,11 +88,28 @@ static void reset_stats(void) {
         w->stats.blocked_clients = gauges.blocked_clients;
         w->stats.blocked_timeout = gauges.blocked_timeout;
         w->stats.clients_mem = gauges.clients_mem;
+        long long dirty = w->shard.stats.dirty;
         memset(&w->shard.stats, 0, sizeof w->shard.stats);
+        w->shard.stats.dirty = dirty;
     }
-    command_stats_reset();
-    lazyfree_reset_stats();
-    mem_used_peak_reset();
+    command_stats_reset();      /* commandstats, latencystats and LATENCY HISTOGRAM, errorstats, total_error_replies */
+    lazyfree_reset_stats();     /* lazyfreed_objects */
+    atomic_store(&rk_persist.saves, 0);   /* rdb_saves */
+    aof_reset_stats();          /* aof_rewrites, aof_rewrites_consecutive_failures, aof_delayed_fsync */
+}
+
+/* CONFIG REWRITE (config_rewrite.c), with Redis's replies and log lines. */
+static void config_rewrite_cmd(struct cmd_ctx *c) {
+    if (!rk_config.config_file) {
+        reply_error(&c->r, "ERR The server is running without a config file");
+    } else if (config_rewrite(false) != 0) {
+        int err = errno;
+        rk_log(LL_WARNING, "CONFIG REWRITE failed: %s", strerror(err));
+        reply_errorf(&c->r, "ERR Rewriting config file: %s", strerror(err));
+    } else {
+        rk_log(LL_WARNING, "CONFIG REWRITE executed with success.");
+        reply_ok(&c->r);
+    }
 }
 
 static const char *config_help[] = {
@@ -109,10 +130,8 @@ void cmd_config(struct cmd_ctx *c) {
     if (ARG_IS(1, "get")) config_get_cmd(c);
     else if (ARG_IS(1, "set")) config_set_cmd(c);
     else if (ARG_IS(1, "resetstat")) { reset_stats(); reply_ok(&c->r); }
-    else if (ARG_IS(1, "rewrite")) {
-        if (!rk_config.config_file) reply_error(&c->r, "ERR The server is running without a config file");
-        else reply_error(&c->r, "ERR Rewriting config file: not supported by ringkv yet");
-    } else reply_help(&c->r, config_help, RK_ARRAY_LEN(config_help));
+    else if (ARG_IS(1, "rewrite")) config_rewrite_cmd(c);
+    else reply_help(&c->r, config_help, RK_ARRAY_LEN(config_help));
 }
 
 /* ---- INFO ---- */
@@ -333,11 +352,18 @@ void cmd_debug(struct cmd_ctx *c) {
         debug_populate(c);
     } else if (ARG_IS(1, "reload")) {
         persist_debug_reload(c);
+    } else if (ARG_IS(1, "config-rewrite-force-all") && c->argc == 2) {
+        if (!rk_config.config_file) reply_error(&c->r, "ERR The server is running without a config file");
+        else if (config_rewrite(true) != 0) reply_errorf(&c->r, "ERR CONFIG-REWRITE-FORCE-ALL failed: %s", strerror(errno));
+        else reply_ok(&c->r);
     } else if (ARG_IS(1, "set-active-expire") && c->argc == 3) {
         reply_ok(&c->r);
     } else if (ARG_IS(1, "help")) {
         static const char *help[] = {
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "CONFIG-REWRITE-FORCE-ALL",
+            "    Like CONFIG REWRITE but writes all configuration options, including",
+            "    keywords not listed in original configuration file or default values.",
             "POPULATE <count> [<prefix>] [<size>]",
             "    Create <count> string keys named key:<num>.",
             "RELOAD [option ...]",
@@ -349,5 +375,36 @@ void cmd_debug(struct cmd_ctx *c) {
     } else {
         reply_errorf(&c->r, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try DEBUG HELP.",
                      (int)ARG(1).len, ARG(1).ptr);
+    }
+}
+
+/* ---- MODULE ---- */
+
+/* ringkv has no module support: MODULE answers as a Redis with no module
+ * loaded whose every load fails (LOAD/LOADEX/UNLOAD first pass the
+ * enable-module-command gate, CMD_PROTECTED). */
+void cmd_module(struct cmd_ctx *c) {
+    if (ARG_IS(1, "help")) {
+        static const char *help[] = {
+            "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "LIST",
+            "    Return a list of loaded modules.",
+            "LOAD <path> [<arg> ...]",
+            "    Load a module library from <path>, passing to it any optional arguments.",
+            "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+            "    Load a module library from <path>, while passing it module configurations and optional arguments.",
+            "UNLOAD <name>",
+            "    Unload a module.",
+            "HELP",
+            "    Print this help.",
+        };
+        reply_help(&c->r, help, RK_ARRAY_LEN(help));
+    } else if (ARG_IS(1, "list")) {
+        reply_array(&c->r, 0);
+    } else if (ARG_IS(1, "load") || ARG_IS(1, "loadex")) {
+        rk_log(LL_WARNING, "Module %.*s failed to load: ringkv does not load modules", (int)ARG(2).len, ARG(2).ptr);
+        reply_error(&c->r, "ERR Error loading the extension. Please check the server logs.");
+    } else {   /* unload */
+        reply_error(&c->r, "ERR Error unloading module: no such module with that name");
     }
 }

@@ -21,8 +21,8 @@
 #include "ringkv/command_def.h"
 #include "ringkv/notify.h"
 
-#include <ctype.h>
 #include <stdlib.h>
+#include <strings.h>
 
 static const struct command client_subs[] = {
     CMD("client|id", 2, CMD_CONN | CMD_NOSCRIPT | L, 0, 0, 0, cmd_client, "@slow @connection", "Returns the unique client ID of the connection.", "5.0.0", "connection", "O(1)", NULL),
@@ -207,6 +207,20 @@ static const struct command cluster_subs[] = {
     { 0 }
 };
 
+/* ringkv loads no modules: MODULE answers as Redis does with none loaded,
+ * and LOAD, LOADEX and UNLOAD are gated by enable-module-command first. */
+static const struct command module_subs[] = {
+    CMD("module|help", 2, L, 0, 0, 0, cmd_module, "@slow", "Show helpful text about the different subcommands", "5.0.0", "server", "O(1)", NULL),
+    CMD("module|list", 2, A | CMD_NOSCRIPT, 0, 0, 0, cmd_module, "@admin @slow @dangerous", "List all modules loaded by the server", "4.0.0", "server", "O(N) where N is the number of loaded modules.", NULL),
+    CMD("module|load", -3, A | CMD_NOSCRIPT | CMD_PROTECTED, 0, 0, 0, cmd_module, "@admin @slow @dangerous", "Load a module", "4.0.0", "server", "O(1)",
+        "path:string [arg:string ...]"),
+    CMD("module|loadex", -3, A | CMD_NOSCRIPT | CMD_PROTECTED, 0, 0, 0, cmd_module, "@admin @slow @dangerous", "Load a module with extended parameters", "7.0.0", "server", "O(1)",
+        "path:string [configs:block=CONFIG(name:string value:string) +...] [args:block=ARGS(arg:string) ...]"),
+    CMD("module|unload", 3, A | CMD_NOSCRIPT | CMD_PROTECTED, 0, 0, 0, cmd_module, "@admin @slow @dangerous", "Unload a module", "4.0.0", "server", "O(1)",
+        "name:string"),
+    { 0 }
+};
+
 static const struct command commands[] = {
     /* connection */
     CMD("ping", -1, F | CMD_SENTINEL, 0, 0, 0, cmd_ping, "@fast @connection", "Returns the server's liveliness response.", "1.0.0", "connection", "O(1)",
@@ -246,11 +260,12 @@ static const struct command commands[] = {
     CONTAINER("cluster", cluster_subs, "@slow", "A container for cluster commands", "3.0.0", "cluster"),
     CMD("readonly", 1, F | L, 0, 0, 0, cmd_cluster, "@fast @connection", "Enables read-only queries for a connection to a Redis Cluster replica node.", "3.0.0", "cluster", "O(1)", NULL),
     CMD("readwrite", 1, F | L, 0, 0, 0, cmd_cluster, "@fast @connection", "Enables read-write queries for a connection to a Reids Cluster replica node.", "3.0.0", "cluster", "O(1)", NULL),
+    CONTAINER("module", module_subs, "@slow", "A container for module commands", "4.0.0", "server"),
     CONTAINER("memory", memory_subs, "@slow", "A container for memory diagnostics commands.", "4.0.0", "server"),
     CONTAINER("slowlog", slowlog_subs, "@slow", "A container for slow log commands.", "2.2.12", "server"),
     CONTAINER("latency", latency_subs, "@slow", "A container for latency diagnostics commands.", "2.8.13", "server"),
     CONTAINER("acl", acl_subs, "@slow", "A container for Access List Control commands.", "6.0.0", "server"),
-    CMD("debug", -2, A | L | CMD_NOSCRIPT | CMD_ALLSHARDS, 0, 0, 0, cmd_debug, "@admin @slow @dangerous", "A container for debugging commands.", "1.0.0", "server", "Depends on subcommand.", NULL),
+    CMD("debug", -2, A | L | CMD_NOSCRIPT | CMD_ALLSHARDS | CMD_PROTECTED, 0, 0, 0, cmd_debug, "@admin @slow @dangerous", "A container for debugging commands.", "1.0.0", "server", "Depends on subcommand.", NULL),
     /* keys */
     CMD("del", -2, W, 1, -1, 1, cmd_del, "@keyspace @write @slow", "Deletes one or more keys.", "1.0.0", "generic", "O(N) where N is the number of keys that will be removed.",
         "key:key ..."),
@@ -400,13 +415,42 @@ const struct command *command_by_index(size_t i) { return i < nindexes ? by_inde
 
 /* ---- lookup ---- */
 
-#define LOOKUP_SIZE 1024  /* power of two, well above the command count */
-static const struct command *lookup_table[LOOKUP_SIZE];
+/* The name each command answers to: its own, the one a rename-command line
+ * gave it, or none (renamed to ""), in table order; the lookup table and
+ * the list COMMAND walks (live) are built from it. Renames happen while
+ * the configuration loads, before any worker runs: nothing here changes
+ * once commands are served, and lookups read plain memory. */
+static const char *answers_to[MAX_COMMANDS];
+static const struct command *live[MAX_COMMANDS];
+static size_t nlive;
 
-static uint32_t name_hash(const char *lower, size_t len) {
+#define LOOKUP_SIZE 1024  /* power of two, well above the command count */
+static struct { const char *name; const struct command *cmd; } lookup_table[LOOKUP_SIZE];
+static size_t longest_name;
+
+static inline char ascii_lower(char c) { return (unsigned char)(c - 'A') < 26 ? (char)(c + 32) : c; }
+
+static uint32_t name_hash(const char *name, size_t len) {
     uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)lower[i]) * 16777619u;
+    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)ascii_lower(name[i])) * 16777619u;
     return h;
+}
+
+static void build_lookup(void) {
+    memset(lookup_table, 0, sizeof lookup_table);
+    nlive = 0;
+    longest_name = 0;
+    for (size_t i = 0; i < ncommands; i++) {
+        const char *name = answers_to[i];
+        if (!name) continue;
+        size_t len = strlen(name);
+        uint32_t h = name_hash(name, len) & (LOOKUP_SIZE - 1);
+        while (lookup_table[h].name) h = (h + 1) & (LOOKUP_SIZE - 1);
+        lookup_table[h].name = name;
+        lookup_table[h].cmd = all_commands[i];
+        live[nlive++] = all_commands[i];
+        if (len > longest_name) longest_name = len;
+    }
 }
 
 void command_table_init(void) {
@@ -419,12 +463,11 @@ void command_table_init(void) {
         for (const struct command *cmd = groups[g]; cmd->name; cmd++) add_command(cmd);
     for (size_t i = 0; i < ncommands; i++) {
         const struct command *cmd = all_commands[i];
-        uint32_t h = name_hash(cmd->name, strlen(cmd->name)) & (LOOKUP_SIZE - 1);
-        while (lookup_table[h]) h = (h + 1) & (LOOKUP_SIZE - 1);
-        lookup_table[h] = cmd;
+        answers_to[i] = cmd->name;
         add_index(cmd);
         for (const struct command *sub = cmd->subcommands; sub && sub->name; sub++) add_index(sub);
     }
+    build_lookup();
 }
 
 /* Pipelines repeat a few names (a script and the commands it calls
@@ -451,13 +494,44 @@ const struct command *command_lookup(const char *name, size_t len) {
     return cmd;
 }
 
+/* The table's names are lowercase; name is compared without case. */
 static const struct command *lookup_uncached(const char *name, size_t len) {
-    char lower[32];
-    if (len == 0 || len >= sizeof lower) return NULL;
-    for (size_t i = 0; i < len; i++) lower[i] = (char)tolower((unsigned char)name[i]);
-    uint32_t h = name_hash(lower, len) & (LOOKUP_SIZE - 1);
-    for (const struct command *cmd; (cmd = lookup_table[h]); h = (h + 1) & (LOOKUP_SIZE - 1))
-        if (strncmp(cmd->name, lower, len) == 0 && cmd->name[len] == '\0') return cmd;
+    if (len == 0 || len > longest_name) return NULL;
+    uint32_t h = name_hash(name, len) & (LOOKUP_SIZE - 1);
+    for (const char *n; (n = lookup_table[h].name); h = (h + 1) & (LOOKUP_SIZE - 1)) {
+        size_t i = 0;
+        while (i < len && n[i] == ascii_lower(name[i])) i++;
+        if (i == len && n[len] == '\0') return lookup_table[h].cmd;
+    }
+    return NULL;
+}
+
+const char *command_rename(const char *from, const char *to) {
+    command_table_init();
+    const struct command *cmd = lookup_uncached(from, strlen(from));
+    size_t i = 0;
+    while (cmd && all_commands[i] != cmd) i++;
+    if (!cmd) return "No such command in rename-command";
+    /* as Redis: the old name goes first, then the new one is added */
+    if (answers_to[i] != cmd->name) free((char *)answers_to[i]);
+    answers_to[i] = NULL;
+    build_lookup();
+    memset(last_lookup, 0, sizeof last_lookup);   /* this thread's: the only one that looked anything up */
+    if (!*to) return NULL;
+    if (lookup_uncached(to, strlen(to))) return "Target command name already exists";
+    char *name = rk_malloc(strlen(to) + 1);
+    size_t k = 0;
+    for (; to[k]; k++) name[k] = ascii_lower(to[k]);
+    name[k] = '\0';
+    answers_to[i] = name;
+    build_lookup();
+    return NULL;
+}
+
+const struct command *command_original(const char *name) {
+    command_table_init();
+    for (size_t i = 0; i < ncommands; i++)
+        if (strcasecmp(all_commands[i]->name, name) == 0) return all_commands[i];
     return NULL;
 }
 
@@ -475,8 +549,8 @@ const struct command *command_lookup_sub(const struct command *parent, struct sl
     return NULL;
 }
 
-size_t command_count(void) { return ncommands; }
-const struct command *command_at(size_t i) { return i < ncommands ? all_commands[i] : NULL; }
+size_t command_count(void) { return nlive; }
+const struct command *command_at(size_t i) { return i < nlive ? live[i] : NULL; }
 
 int command_key_positions(const struct command *cmd, int argc, const struct slice *argv, int *pos, int maxpos) {
     if (cmd->keys_fn) return cmd->keys_fn(argc, argv, pos, maxpos);

@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct rk_config rk_config;
 long long rk_config_proto_max_bulk_len;
@@ -17,6 +18,10 @@ long long rk_config_proto_max_bulk_len;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 void config_lock(void) { pthread_mutex_lock(&lock); }
 void config_unlock(void) { pthread_mutex_unlock(&lock); }
+
+bool config_allows_protected(const char *setting, bool local_client) {
+    return setting && (strcmp(setting, "yes") == 0 || (strcmp(setting, "local") == 0 && local_client));
+}
 
 /* Strings replaced at run time are parked here instead of freed: a worker
  * may still be reading the old value. They are few and small. */

@@ -8,7 +8,9 @@
  * rules, its first word names a parameter (or include), and the rest is the
  * value. The first "save" line replaces the default snapshots and later ones
  * add to them, until an include has been read: after one, as in Redis 7.0,
- * every save line replaces what was there. Errors stop the start with Redis's FATAL CONFIG FILE ERROR
+ * every save line replaces what was there. A rename-command line renames
+ * (or removes) a command in the command table there and then, before any
+ * worker runs (command_rename, command.h). Errors stop the start with Redis's FATAL CONFIG FILE ERROR
  * block, naming the line, on stderr as Redis writes it; a file that cannot
  * be read is a line in the log (log.h), as in Redis. A logfile that cannot
  * be opened for appending is an error too.
@@ -116,15 +118,9 @@ static const char *other_directive(char **argv, int argc, struct load_state *st)
         if (strcasecmp(argv[0], deprecated[i]) == 0 && argc == 2) return NULL;   /* ignored, as Redis */
     if (strcasecmp(argv[0], "include") == 0 && argc == 2)
         return include_files(argv[1], st) == 0 ? NULL : "";
+    if (strcasecmp(argv[0], "rename-command") == 0 && argc == 3) return command_rename(argv[1], argv[2]);
     /* ACL users, created once the whole configuration is read (acl.h) */
     if (strcasecmp(argv[0], "user") == 0 && argc >= 2) return acl_config_user(argc, argv);
-    /* accepted and logged, as inert parameters are: renaming commands is
-     * not built, and a server that has it is still one Redis's test
-     * framework (and a copied redis.conf) can start */
-    if (strcasecmp(argv[0], "rename-command") == 0 && argc == 3) {
-        rk_log(LL_WARNING, "%s '%s' is accepted but has no effect in ringkv yet", argv[0], argv[1]);
-        return NULL;
-    }
     /* a module or sentinel mode that is not there: starting without them
      * would be another server than the one asked for */
     static const char *const unsupported[] = { "loadmodule", "sentinel" };
@@ -207,7 +203,7 @@ int config_load_text(const char *text, char **err) {
 /* ------------------------------------------------------------ the command line */
 
 /* An argument as a double-quoted word (Redis's sdscatrepr). */
-static void append_repr(struct rbuf *out, const char *s) {
+void append_repr(struct rbuf *out, const char *s) {
     rbuf_append(out, "\"", 1);
     for (; *s; s++) {
         char esc[8];

@@ -181,6 +181,7 @@ static struct param params[] = {
     NUM_("maxclients", NULL, 0, U, 1, UINT_MAX, 10000, FIELD(maxclients), .apply = apply_maxclients),
     NUM_("timeout", NULL, 0, 0, 0, I_MAX, 0, FIELD(timeout)),
     STR_("requirepass", NULL, NUL, NULL, FIELD(requirepass), .stored = stored_requirepass),
+    BOOL_("protected-mode", NULL, 0, 1, FIELD(protected_mode)),
     NUM_("proto-max-bulk-len", NULL, 0, MEM, MB, L_MAX, 512 * MB, FIELD(proto_max_bulk_len)),
     NUM_("client-query-buffer-limit", NULL, 0, MEM | U, MB, L_MAX, 1024 * MB, FIELD(client_query_buffer_limit)),
     /* its replica class is stored and shown only: ringkv has no replicas */
@@ -199,7 +200,9 @@ static struct param params[] = {
     NUM_("zset-max-listpack-entries", "zset-max-ziplist-entries", 0, U, 0, L_MAX, 128, FIELD(zset_max_listpack_entries)),
     NUM_("zset-max-listpack-value", "zset-max-ziplist-value", 0, MEM | U, 0, L_MAX, 64, FIELD(zset_max_listpack_value)),
     SPECIAL_("dir", NULL, PROT, special_dir, NULL),
-    ENUM_("enable-protected-configs", NULL, IMM, protected_enum, "no"),
+    ENUM_("enable-protected-configs", NULL, IMM, protected_enum, "no", FIELD(enable_protected_configs)),
+    ENUM_("enable-debug-command", NULL, IMM, protected_enum, "no", FIELD(enable_debug_command)),
+    ENUM_("enable-module-command", NULL, IMM, protected_enum, "no", FIELD(enable_module_command)),
 
     /* ---- stored and reported; the features are not built yet */
     NUM_("maxmemory", NULL, 0, MEM | U, 0, ULL_MAX, 0, FIELD(maxmemory)),
@@ -209,7 +212,7 @@ static struct param params[] = {
     NUM_("maxmemory-clients", NULL, 0, MEM | NF_PERCENT, -100, LL_MAX, 0, FIELD(maxmemory_clients)),
     NUM_("tcp-keepalive", NULL, INERT, 0, 0, I_MAX, 300),
     NUM_("tcp-backlog", NULL, IMM | INERT, 0, 0, I_MAX, 511),
-    BOOL_("protected-mode", NULL, INERT, 1),
+
     NUM_("io-threads", NULL, IMM | INERT, 0, 1, 128, 1),
     BOOL_("io-threads-do-reads", NULL, IMM | INERT, 0),
     NUM_("active-expire-effort", NULL, INERT, 0, 1, 10, 1),
@@ -245,8 +248,6 @@ static struct param params[] = {
     ENUM_("acl-pubsub-default", NULL, 0, acl_pubsub_enum, "resetchannels", FIELD(acl_pubsub_default)),
     STR_("masteruser", NULL, NUL | INERT, NULL),
     STR_("masterauth", NULL, NUL | INERT, NULL),
-    ENUM_("enable-debug-command", NULL, IMM | INERT, protected_enum, "no"),
-    ENUM_("enable-module-command", NULL, IMM | INERT, protected_enum, "no"),
     ENUM_("sanitize-dump-payload", NULL, INERT, sanitize_enum, "no"),
     ENUM_("propagation-error-behavior", NULL, INERT, propagation_enum, "ignore"),
 
@@ -415,6 +416,7 @@ static char *xasprintf(const char *fmt, ...) {
 static char *default_text[NPARAMS];
 
 void config_set_defaults(void) {
+    config_note_umask();
     config_lock();
     struct rbuf out = { 0 };
     for (size_t i = 0; i < NPARAMS; i++) {
@@ -423,11 +425,20 @@ void config_set_defaults(void) {
         free(default_text[i]);
         default_text[i] = strdup(out.buf);
     }
-    rbuf_free(&out);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     rk_config.threads = cpus > 0 ? (cpus > 64 ? 64 : cpus) : 1;
+    /* that is the default CONFIG REWRITE leaves out */
+    struct param *threads = param_lookup("threads", 7, NULL);
+    param_format(threads, &out);
+    free(default_text[threads - params]);
+    default_text[threads - params] = strdup(out.buf);
+    rbuf_free(&out);
     config_unlock();
 }
+
+size_t config_param_count(void) { return NPARAMS; }
+struct param *config_param_at(size_t i) { return i < NPARAMS ? &params[i] : NULL; }
+const char *config_param_default(size_t i) { return i < NPARAMS && default_text[i] ? default_text[i] : ""; }
 
 void config_foreach_inert_changed(void (*fn)(void *ud, const char *name, const char *value), void *ud) {
     config_lock();
@@ -504,9 +515,7 @@ static char *set_failed(const char *name, size_t len, const char *why) {
 
 /* Names first: unknown, immutable, protected, duplicate. */
 static char *check_names(const struct slice *argv, int n, bool local_client, struct set_item *items) {
-    const struct param *prot = param_lookup("enable-protected-configs", 24, NULL);
-    const char *allow = prot->own.e;
-    bool protected_ok = strcmp(allow, "yes") == 0 || (strcmp(allow, "local") == 0 && local_client);
+    bool protected_ok = config_allows_protected(rk_config.enable_protected_configs, local_client);
     for (int i = 0; i < n; i++) {
         struct slice name = argv[2 * i];
         struct set_item *it = &items[i];

@@ -43,6 +43,20 @@ static char *xstrdup(const char *s) {
 
 static void out_str(struct rbuf *out, const char *s) { rbuf_printf(out, "%s", s); }
 
+/* A config line for CONFIG REWRITE (malloc'd, NUL-terminated). */
+static char *line_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *line_printf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *line = rk_malloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(line, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return line;
+}
+
 /* A message built at run time (the enum list); one per thread is enough,
  * since the text is copied into the reply before the next parse. */
 static _Thread_local char errbuf[256];
@@ -234,7 +248,24 @@ static bool never_same(const struct param *p, const struct pvalue *v) {
     return false;   /* as Redis: a special parameter counts as changed */
 }
 
-const struct special_ops special_save = { save_parse, save_store, save_format, never_same };
+/* One line per save point, or save "" (so the defaults do not come back),
+ * always written. */
+static void save_rewrite(const struct param *p, const char *def, struct rewrite_state *st) {
+    (void)def;
+    const char *text = save_text ? save_text : "";
+    if (!*text) rewrite_line(st, p->name, line_printf("save \"\""), true);
+    for (const char *t = text; *t;) {
+        long long secs, changes;
+        int used = 0;
+        if (sscanf(t, "%lld %lld%n", &secs, &changes, &used) != 2) break;
+        rewrite_line(st, p->name, line_printf("save %lld %lld", secs, changes), true);
+        t += used;
+        while (*t == ' ') t++;
+    }
+    rewrite_mark(st, p->name);
+}
+
+const struct special_ops special_save = { save_parse, save_store, save_format, never_same, save_rewrite };
 
 bool param_is_save(const struct param *p) { return p->special == &special_save; }
 
@@ -294,7 +325,24 @@ static void obuf_format(const struct param *p, struct rbuf *out) {
                    (unsigned long long)rk_config.client_obuf_limit[c][1], (long)rk_config.client_obuf_limit[c][2]);
 }
 
-const struct special_ops special_obuf = { obuf_parse, obuf_store, obuf_format, never_same };
+/* One line per class, written when the class is not at Redis's default. */
+static void obuf_rewrite(const struct param *p, const char *def, struct rewrite_state *st) {
+    (void)def;
+    static const long long defaults[OBUF_CLASSES][3] = {
+        { 0, 0, 0 }, { 256LL << 20, 64LL << 20, 60 }, { 32LL << 20, 8LL << 20, 60 },
+    };
+    static const char *const names[OBUF_CLASSES] = { "normal", "replica", "pubsub" };
+    for (int c = 0; c < OBUF_CLASSES; c++) {
+        const long long *v = rk_config.client_obuf_limit[c];
+        char hard[64], soft[64];
+        rewrite_format_memory(hard, sizeof hard, v[0]);
+        rewrite_format_memory(soft, sizeof soft, v[1]);
+        bool force = v[0] != defaults[c][0] || v[1] != defaults[c][1] || v[2] != defaults[c][2];
+        rewrite_line(st, p->name, line_printf("%s %s %s %s %ld", p->name, names[c], hard, soft, (long)v[2]), force);
+    }
+}
+
+const struct special_ops special_obuf = { obuf_parse, obuf_store, obuf_format, never_same, obuf_rewrite };
 
 /* ------------------------------------------------------------ oom-score-adj-values */
 
@@ -333,7 +381,13 @@ static bool oom_same(const struct param *p, const struct pvalue *v) {
     return v->x[0] == oom_values[0] && v->x[1] == oom_values[1] && v->x[2] == oom_values[2];
 }
 
-const struct special_ops special_oom = { oom_parse, oom_store, oom_format, oom_same };
+static void oom_rewrite(const struct param *p, const char *def, struct rewrite_state *st) {
+    (void)def;
+    bool force = oom_values[0] != 0 || oom_values[1] != 200 || oom_values[2] != 800;
+    rewrite_line(st, p->name, line_printf("%s %d %d %d", p->name, oom_values[0], oom_values[1], oom_values[2]), force);
+}
+
+const struct special_ops special_oom = { oom_parse, oom_store, oom_format, oom_same, oom_rewrite };
 
 /* ------------------------------------------------------------ notify-keyspace-events */
 
@@ -390,7 +444,18 @@ static void notify_format(const struct param *p, struct rbuf *out) {
     }
 }
 
-const struct special_ops special_notify = { notify_parse, notify_store, notify_format, never_same };
+static void notify_rewrite(const struct param *p, const char *def, struct rewrite_state *st) {
+    (void)def;
+    struct rbuf line = { 0 }, flags = { 0 };
+    notify_format(p, &flags);
+    rbuf_printf(&line, "%s ", p->name);
+    append_repr(&line, flags.buf);
+    rbuf_append(&line, "", 1);
+    rbuf_free(&flags);
+    rewrite_line(st, p->name, line.buf, rk_config.notify_keyspace_events != 0);
+}
+
+const struct special_ops special_notify = { notify_parse, notify_store, notify_format, never_same, notify_rewrite };
 
 /* ------------------------------------------------------------ bind */
 
@@ -422,7 +487,19 @@ static void bind_format(const struct param *p, struct rbuf *out) {
     out_str(out, b ? b : "");
 }
 
-const struct special_ops special_bind = { bind_parse, bind_store, bind_format, never_same };
+/* Left out at the default (its lines go), else the addresses as they
+ * are, or bind "" for none. */
+static void bind_rewrite(const struct param *p, const char *def, struct rewrite_state *st) {
+    const char *b = __atomic_load_n(&rk_config.bind, __ATOMIC_ACQUIRE);
+    if (!b) b = "";
+    if (strcmp(b, def) == 0) {
+        rewrite_mark(st, p->name);
+        return;
+    }
+    rewrite_line(st, p->name, *b ? line_printf("%s %s", p->name, b) : line_printf("%s \"\"", p->name), true);
+}
+
+const struct special_ops special_bind = { bind_parse, bind_store, bind_format, never_same, bind_rewrite };
 
 /* ------------------------------------------------------------ replicaof */
 
@@ -460,7 +537,18 @@ static void replicaof_format(const struct param *p, struct rbuf *out) {
     else out_str(out, "");
 }
 
-const struct special_ops special_replicaof = { replicaof_parse, replicaof_store, replicaof_format, never_same };
+/* A master's lines go (ringkv is never a replica yet). */
+static void replicaof_rewrite(const struct param *p, const char *def, struct rewrite_state *st) {
+    (void)def;
+    if (!master_host) {
+        rewrite_mark(st, p->name);
+        return;
+    }
+    rewrite_line(st, p->name, line_printf("%s %s %d", p->name, master_host, master_port), true);
+}
+
+const struct special_ops special_replicaof = { replicaof_parse, replicaof_store, replicaof_format, never_same,
+                                               replicaof_rewrite };
 
 /* ------------------------------------------------------------ latency-tracking-info-percentiles */
 
@@ -510,7 +598,15 @@ static void percentiles_format(const struct param *p, struct rbuf *out) {
     out_str(out, percentiles_text ? percentiles_text : "");
 }
 
-const struct special_ops special_percentiles = { percentiles_parse, percentiles_store, percentiles_format, never_same };
+/* Always written, "" for none (so the defaults do not come back). */
+static void percentiles_rewrite(const struct param *p, const char *def, struct rewrite_state *st) {
+    (void)def;
+    const char *t = percentiles_text ? percentiles_text : "";
+    rewrite_line(st, p->name, *t ? line_printf("%s %s", p->name, t) : line_printf("%s \"\"", p->name), true);
+}
+
+const struct special_ops special_percentiles = { percentiles_parse, percentiles_store, percentiles_format, never_same,
+                                                 percentiles_rewrite };
 
 /* ------------------------------------------------------------ dir */
 
@@ -544,7 +640,22 @@ static void dir_format(const struct param *p, struct rbuf *out) {
     out_str(out, getcwd(buf, sizeof buf) ? buf : "");
 }
 
-const struct special_ops special_dir = { dir_parse, dir_store, dir_format, never_same };
+/* Always written, as an absolute path. */
+static void dir_rewrite(const struct param *p, const char *def, struct rewrite_state *st) {
+    (void)def;
+    char buf[PATH_MAX];
+    if (!getcwd(buf, sizeof buf)) {
+        rewrite_mark(st, p->name);
+        return;
+    }
+    struct rbuf line = { 0 };
+    rbuf_printf(&line, "%s ", p->name);
+    append_repr(&line, buf);
+    rbuf_append(&line, "", 1);
+    rewrite_line(st, p->name, line.buf, true);
+}
+
+const struct special_ops special_dir = { dir_parse, dir_store, dir_format, never_same, dir_rewrite };
 
 /* ------------------------------------------------------------ any type */
 
@@ -696,6 +807,31 @@ void param_format(const struct param *p, struct rbuf *out) {
         p->special->format(p, out);
         return;
     }
+}
+
+bool param_config_value(const struct param *p, struct rbuf *out) {
+    void *home = value_home(p);
+    out->len = 0;
+    out_str(out, "");
+    if (p->type == PT_NUM) {
+        long long v = __atomic_load_n((long long *)home, __ATOMIC_RELAXED);
+        char buf[64];
+        if ((p->num & NF_PERCENT) && v < 0) rbuf_printf(out, "%lld%%", -v);
+        else if (p->num & NF_MEMORY) rewrite_format_memory(buf, sizeof buf, v), out_str(out, buf);
+        else if (p->num & NF_OCTAL) rbuf_printf(out, "%llo", (unsigned long long)v);
+        else rbuf_printf(out, "%lld", v);
+        return true;
+    }
+    if (p->type == PT_STRING) {
+        const char *s = __atomic_load_n((char **)home, __ATOMIC_ACQUIRE);
+        if (!s) return false;
+        append_repr(out, s);
+        rbuf_append(out, "", 1);
+        out->len--;
+        return true;
+    }
+    param_format(p, out);   /* bool, enum, flags: as CONFIG GET prints them */
+    return true;
 }
 
 void param_set_default(struct param *p) {

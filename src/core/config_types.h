@@ -47,6 +47,7 @@ struct pvalue {
 };
 
 struct param;
+struct rewrite_state;
 
 /* The parameters with a syntax of their own (save, bind, ...). */
 struct special_ops {
@@ -56,6 +57,9 @@ struct special_ops {
     void (*format)(const struct param *p, struct rbuf *out);
     /* whether v would change nothing (no CONFIG SET apply step then) */
     bool (*same)(const struct param *p, const struct pvalue *v);
+    /* CONFIG REWRITE: its lines, as Redis's rewrite function of the
+     * parameter writes them (def: the default as CONFIG GET prints it) */
+    void (*rewrite)(const struct param *p, const char *def, struct rewrite_state *st);
 };
 
 struct param {
@@ -100,6 +104,10 @@ bool pvalue_same(const struct param *p, const struct pvalue *v);
 void param_store(const struct param *p, const struct pvalue *v);
 /* p's current value as CONFIG GET prints it (NUL-terminated in out). */
 void param_format(const struct param *p, struct rbuf *out);
+/* p's value as a config-file line gives it after the name (CONFIG
+ * REWRITE, Redis's rewrite functions): sizes in gb/mb/kb, percentages,
+ * octal, strings quoted; false for a string that is not set. */
+bool param_config_value(const struct param *p, struct rbuf *out);
 /* The default into the row's storage (and special state). */
 void param_set_default(struct param *p);
 /* save from a config file: the first save line replaces the defaults, later
@@ -118,6 +126,30 @@ bool check_proc_title(struct pvalue *v, const char **err);
 bool check_activedefrag(struct pvalue *v, const char **err);
 bool check_shutdown_flags(struct pvalue *v, const char **err);
 bool check_hz(struct pvalue *v, const char **err);
+
+/* Every row of the table, in order, and its default as CONFIG GET prints
+ * it (config_table.c). */
+size_t config_param_count(void);
+struct param *config_param_at(size_t i);
+const char *config_param_default(size_t i);
+
+/* ---- config_rewrite.c: CONFIG REWRITE's state (Redis's
+ * rewriteConfigState): the old file's lines, which options they set, and
+ * which options the rewrite has seen. */
+/* The option's line: replaces the first of the option's lines in the file
+ * not replaced yet, or, when there is none, is appended if force (or
+ * when everything is written); line is malloc'd and taken. */
+void rewrite_line(struct rewrite_state *st, const char *option, char *line, bool force);
+/* The option was seen: its lines that were not replaced are blanked. */
+void rewrite_mark(struct rewrite_state *st, const char *option);
+/* Remember the process's umask (at start, with one thread): the rewritten
+ * file gets mode 0644 less it, as Redis's. */
+void config_note_umask(void);
+/* A byte count as a config file may say it: 1gb, 64mb, 16kb or bytes
+ * (Redis's rewriteConfigFormatMemory). */
+void rewrite_format_memory(char *buf, size_t len, long long bytes);
+/* A value for a config line (Redis's sdscatrepr): double-quoted, escaped. */
+void append_repr(struct rbuf *out, const char *s);
 
 /* Redis's memtoull(): digits and an optional unit (b k kb m mb g gb). */
 bool parse_memory(const char *s, unsigned long long *out);

@@ -314,6 +314,24 @@ static bool refused_for_memory(struct client *c, const struct command *cmd, int 
     return true;
 }
 
+/* DEBUG and MODULE LOAD/LOADEX/UNLOAD (CMD_PROTECTED) run only as
+ * enable-debug-command and enable-module-command allow ("local": from a
+ * loopback address), as Redis's processCommand checks them right after the
+ * arity: refused with its error, a rejected call. */
+static bool refused_as_protected(struct client *c, const struct command *cmd) {
+    bool debug = cmd->proc == cmd_debug;
+    const char *setting = debug ? rk_config.enable_debug_command : rk_config.enable_module_command;
+    if (config_allows_protected(setting, addr_is_loopback(c->addr))) return false;
+    char err[320];
+    snprintf(err, sizeof err,
+             "ERR %s command not allowed. If the %s option is set to \"local\", you can run it from a local "
+             "connection, otherwise you need to set this option in the configuration file, and then restart "
+             "the server.", debug ? "DEBUG" : "MODULE", debug ? "enable-debug-command" : "enable-module-command");
+    command_rejected(cmd);
+    client_refuse(c, cmd, err);
+    return true;
+}
+
 /* Route one parsed command and act on the verdict. */
 static enum exec_result execute(struct client *c, int argc, struct slice *argv, int argv1_shard) {
     struct worker *w = c->w;
@@ -327,6 +345,7 @@ static enum exec_result execute(struct client *c, int argc, struct slice *argv, 
         return EXEC_DONE;
     }
     const struct command *cmd = rt.cmd;
+    if (RK_UNLIKELY(cmd->flags & CMD_PROTECTED) && refused_as_protected(c, cmd)) return EXEC_DONE;
     if (RK_UNLIKELY(!acl_user_open(c->user)) && client_acl_refuses(c, cmd, argc, argv)) return EXEC_DONE;
     if (RK_UNLIKELY(w->mem_refuse) && refused_for_memory(c, cmd, argc, argv)) return EXEC_DONE;
     /* CLIENT PAUSE and MONITOR (controls.h): one relaxed load while off */

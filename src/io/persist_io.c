@@ -153,5 +153,5 @@ void persist_cron(struct worker *w) {
     }
     if (!due) return;
     atomic_store(&rk_persist.bgsave_scheduled, false);
-    start_tx(w, command_lookup("bgsave", 6));
+    start_tx(w, command_original("bgsave"));   /* a save point's BGSAVE, renamed or not */
 }

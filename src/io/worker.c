@@ -18,6 +18,7 @@
  * copied into the client first), so no buffer outlives the completion that
  * delivered it.
  */
+#include "ringkv/acl.h"
 #include "ringkv/log.h"
 #include "ringkv/aof.h"
 #include "ringkv/script_host.h"
@@ -111,6 +112,52 @@ static void reject_client(int fd) {
     close(fd);
 }
 
+/* Protected mode (Redis's clientAcceptHandler): while protected-mode is
+ * on and the default user has no password, only clients from 127.0.0.1 or
+ * ::1 are served; any other gets Redis's explanation and is closed, a
+ * rejected connection. Bind addresses do not matter (Redis 7.0). */
+static bool protected_mode_refuses(int fd) {
+    if (!CONFIG_GET(protected_mode) || !acl_default_passwordless()) return false;
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) != 0) return false;   /* gone: its recv will say so */
+    if (ss.ss_family == AF_INET)
+        return ((struct sockaddr_in *)&ss)->sin_addr.s_addr != htonl(INADDR_LOOPBACK);
+    if (ss.ss_family == AF_INET6)
+        return !IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr);
+    return ss.ss_family != AF_UNIX;
+}
+
+static void deny_client(int fd) {
+    static const char msg[] =
+        "-DENIED Redis is running in protected mode because protected "
+        "mode is enabled and no password is set for the default user. "
+        "In this mode connections are only accepted from the loopback interface. "
+        "If you want to connect from external computers to Redis you "
+        "may adopt one of the following solutions: "
+        "1) Just disable protected mode sending the command "
+        "'CONFIG SET protected-mode no' from the loopback interface "
+        "by connecting to Redis from the same host the server is "
+        "running, however MAKE SURE Redis is not publicly accessible "
+        "from internet if you do so. Use CONFIG REWRITE to make this "
+        "change permanent. "
+        "2) Alternatively you can just disable the protected mode by "
+        "editing the Redis configuration file, and setting the protected "
+        "mode option to 'no', and then restarting the server. "
+        "3) If you started the server manually just for testing, restart "
+        "it with the '--protected-mode no' option. "
+        "4) Setup a an authentication password for the default user. "
+        "NOTE: You only need to do one of the above things in order for "
+        "the server to start accepting connections from the outside.\r\n";
+    ssize_t n = write(fd, msg, sizeof msg - 1);
+    (void)n;
+    /* what the client sent already is read away, so that closing does not
+     * reset the connection before it has read the message */
+    char sink[512];
+    for (int i = 0; i < 8 && recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; i++) {}
+    close(fd);
+}
+
 static void on_accept(struct worker *w, struct io_uring_cqe *cqe) {
     if (!(cqe->flags & IORING_CQE_F_MORE)) ring_arm_accept(w);
     if (cqe->res < 0) {
@@ -123,6 +170,12 @@ static void on_accept(struct worker *w, struct io_uring_cqe *cqe) {
         atomic_fetch_sub(&srv.connected, 1);
         w->stats.rejected++;
         reject_client(fd);
+        return;
+    }
+    if (protected_mode_refuses(fd)) {
+        atomic_fetch_sub(&srv.connected, 1);
+        w->stats.rejected++;
+        deny_client(fd);
         return;
     }
     int one = 1;

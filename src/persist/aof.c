@@ -1010,6 +1010,12 @@ void aof_info(struct rbuf *out, long long now_ms) {
     rbuf_append(out, buf, (size_t)n);
 }
 
+void aof_reset_stats(void) {
+    atomic_store(&M.rewrites, 0);
+    atomic_store(&M.failures, 0);
+    atomic_store(&L.delayed_fsync, 0);
+}
+
 void aof_info_sizes(struct rbuf *out) {
     if (!atomic_load(&L.cur)) return;
     uint64_t reserved = atomic_load(&L.reserved);

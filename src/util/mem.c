@@ -106,5 +106,3 @@ bool mem_trim_due(struct mem_trim_state *st, long long now_ms) {
     st->ticks_left--;
     return true;
 }
-
-void mem_used_peak_reset(void) { atomic_store_explicit(&peak, mem_used(), memory_order_relaxed); }

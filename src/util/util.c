@@ -344,6 +344,12 @@ static bool match_impl(const char *pat, size_t plen, const char *str, size_t sle
     return plen == 0 && slen == 0;
 }
 
+bool addr_is_loopback(const char *a) {
+    const char *colon = strrchr(a, ':');
+    size_t iplen = colon ? (size_t)(colon - a) : strlen(a);
+    return (iplen == 9 && memcmp(a, "127.0.0.1", 9) == 0) || (iplen == 3 && memcmp(a, "::1", 3) == 0);
+}
+
 bool string_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase) {
     bool give_up = false;
     return match_impl(pat, plen, str, slen, nocase, &give_up, 0);

@@ -236,6 +236,8 @@ int server_start(struct server *s, const char *const *extra)
             mkdir(s->dir, 0755);
             argv[n++] = "--dir"; argv[n++] = s->dir;
             argv[n++] = "--save"; argv[n++] = "";
+            /* the tests use DEBUG (Redis's test framework enables it too) */
+            argv[n++] = "--enable-debug-command"; argv[n++] = "yes";
         }
         for (int i = 0; extra && extra[i] && n < 62; i++)
             argv[n++] = extra[i];

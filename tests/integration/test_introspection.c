@@ -1,7 +1,9 @@
 /*
  * Introspection: INFO commandstats, errorstats and latencystats and the
  * error counters of INFO stats (counted on every thread, reset by CONFIG
- * RESETSTAT), INFO's section selection; MEMORY USAGE (routed to the key's
+ * RESETSTAT, which also zeroes the save, rewrite and keyspace counters and
+ * keeps the changes since the last save and the memory peak), INFO's
+ * section selection; MEMORY USAGE (routed to the key's
  * shard), STATS, DOCTOR, PURGE, MALLOC-STATS and HELP; COMMAND LIST, COUNT,
  * GETKEYS and GETKEYSANDFLAGS. The expected replies pass against
  * redis-server 7.0 too (RINGKV_TEST_REDIS=1). No test looks at a duration.
@@ -75,6 +77,54 @@ static void test_command_and_error_stats(void **state) {
     assert_int_equal(info_ll(c, "stats", "total_error_replies"), 0);
     /* RESETSTAT itself is counted once it has run */
     expect_info(c, "commandstats", "cmdstat_config|resetstat", "calls=1,");
+}
+
+/* What CONFIG RESETSTAT zeroes besides the command and error counters
+ * (Redis's resetServerStats), and what it keeps: the changes since the
+ * last save, the memory peak, the gauges. */
+static void test_resetstat(void **state) {
+    redisContext *c = FIX(state)->c;
+    OK(c, "SAVE");
+    assert_true(info_ll(c, "persistence", "rdb_saves") >= 1);
+    /* an AOF rewrite: the one appendonly yes starts */
+    OK(c, "CONFIG SET appendonly yes");
+    for (int i = 0; i < 500 && (info_ll(c, "persistence", "aof_rewrites") < 1 ||
+                                info_ll(c, "persistence", "aof_rewrite_in_progress") != 0); i++)
+        h_sleep_ms(10);
+    assert_int_equal(info_ll(c, "persistence", "aof_rewrite_in_progress"), 0);
+    assert_true(info_ll(c, "persistence", "aof_rewrites") >= 1);
+    OK(c, "CONFIG SET appendonly no");
+    for (int i = 0; i < 10; i++) OK(c, "SET key:%d %d", i, i);
+    /* a peak well above what is used after */
+    char *big = malloc(8 << 20);
+    memset(big, 'x', 8 << 20);
+    expect_ok(cmd(c, "SET big %b", big, (size_t)(8 << 20)));
+    free(big);
+    INT(c, 1, "DEL big");
+    long long peak = info_ll(c, "memory", "used_memory_peak");
+    long long changes = info_ll(c, "persistence", "rdb_changes_since_last_save");
+    assert_true(changes >= 12);
+    assert_true(info_ll(c, "stats", "total_commands_processed") > 10);
+    assert_true(info_ll(c, "stats", "total_net_input_bytes") > 0);
+    BULK(c, "1", "GET key:1");
+    NIL(c, "GET nokey");
+
+    OK(c, "CONFIG RESETSTAT");
+    assert_int_equal(info_ll(c, "persistence", "rdb_saves"), 0);
+    assert_int_equal(info_ll(c, "persistence", "aof_rewrites"), 0);
+    assert_int_equal(info_ll(c, "persistence", "aof_rewrites_consecutive_failures"), 0);
+    assert_int_equal(info_ll(c, "stats", "keyspace_hits"), 0);
+    assert_int_equal(info_ll(c, "stats", "keyspace_misses"), 0);
+    assert_int_equal(info_ll(c, "stats", "total_connections_received"), 0);
+    assert_int_equal(info_ll(c, "stats", "rejected_connections"), 0);
+    assert_int_equal(info_ll(c, "stats", "expired_keys"), 0);
+    assert_int_equal(info_ll(c, "memory", "lazyfreed_objects"), 0);
+    /* INFO itself has run once since (Redis counts a command after it ran) */
+    assert_true(info_ll(c, "stats", "total_commands_processed") <= 12);
+    /* kept */
+    assert_true(info_ll(c, "memory", "used_memory_peak") >= peak);
+    assert_int_equal(info_ll(c, "persistence", "rdb_changes_since_last_save"), changes);
+    assert_true(info_ll(c, "clients", "connected_clients") >= 1);
 }
 
 /* Commands run for this connection on other threads (forwarded, or as
@@ -330,6 +380,7 @@ static void test_command_getkeys(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_command_and_error_stats, h_flushall),
+        cmocka_unit_test_setup(test_resetstat, h_flushall),
         cmocka_unit_test_setup(test_stats_summed_over_threads, h_flushall),
         cmocka_unit_test_setup(test_latencystats, h_flushall),
         cmocka_unit_test_setup(test_info_sections, h_flushall),

@@ -19,7 +19,10 @@
 #include <limits.h>
 #include <cmocka.h>
 
+#include "ringkv/acl.h"
+#include "ringkv/command.h"
 #include "ringkv/config.h"
+#include "ringkv/util.h"
 
 /* redis-server 7.0.15's CONFIG GET * (Debian's build, TLS included), but:
  * port as its default, save as its default (the server was started with
@@ -639,6 +642,41 @@ static void test_inert_listed(void **state) {
     assert_string_equal(in.items[1], "aof-rewrite-incremental-fsync=no");
 }
 
+/* The predicates protected mode and the protected commands rest on. */
+static void test_protected_predicates(void **state) {
+    (void)state;
+    /* the default user has no password until requirepass is set */
+    command_table_init();
+    acl_init();
+    assert_true(acl_default_passwordless());
+    assert_int_equal(CONFIG_GET(protected_mode), 1);
+    set_ok("requirepass", "secret", NULL);
+    assert_false(acl_default_passwordless());
+    set_ok("requirepass", "", NULL);
+    assert_true(acl_default_passwordless());
+    acl_shutdown();
+    set_ok("protected-mode", "no", NULL);
+    assert_int_equal(CONFIG_GET(protected_mode), 0);
+    /* Redis's allowProtectedAction */
+    assert_string_equal(rk_config.enable_debug_command, "no");
+    assert_string_equal(rk_config.enable_module_command, "no");
+    assert_false(config_allows_protected("no", true));
+    assert_true(config_allows_protected("yes", false));
+    assert_true(config_allows_protected("local", true));
+    assert_false(config_allows_protected("local", false));
+    set_err(SET_FAILED("enable-debug-command", "can't set immutable config"), "enable-debug-command", "yes", NULL);
+    assert_null(load("enable-debug-command local\nenable-module-command yes\n"));
+    assert_string_equal(rk_config.enable_debug_command, "local");
+    assert_string_equal(rk_config.enable_module_command, "yes");
+    /* Redis's islocalClient: exactly 127.0.0.1 or ::1 */
+    assert_true(addr_is_loopback("127.0.0.1:6379"));
+    assert_true(addr_is_loopback("::1:40000"));
+    assert_false(addr_is_loopback("127.0.0.2:6379"));
+    assert_false(addr_is_loopback("::ffff:127.0.0.1:6379"));
+    assert_false(addr_is_loopback("192.0.2.1:6379"));
+    assert_false(addr_is_loopback("127.0.0.10:1"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_redis_names_and_defaults, reset),
@@ -655,6 +693,7 @@ int main(void) {
         cmocka_unit_test_setup(test_include, reset),
         cmocka_unit_test_setup(test_command_line, reset),
         cmocka_unit_test_setup(test_inert_listed, reset),
+        cmocka_unit_test_setup(test_protected_predicates, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
