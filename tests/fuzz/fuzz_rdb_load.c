@@ -40,6 +40,7 @@
 #define NDB 4
 
 static struct shard shards[NSHARDS];
+static bool verbose;   /* FUZZ_VERBOSE set: say what each input did */
 static struct shard *shard_ptrs[NSHARDS] = { &shards[0], &shards[1] };
 
 /* Write e's value, read it back, write that again. */
@@ -100,6 +101,7 @@ static void load_file(const uint8_t *data, size_t size, uint8_t mode) {
     size_t keys = 0;
     int rc = rdb_load_image(shard_ptrs, NSHARDS, img, size, mode & 4, &sink, NOW, &keys, &err);
     CHECK(rc == 0 || rc == -1);
+    if (verbose) fprintf(stderr, "file: rc %d, %zu keys%s%.*s\n", rc, keys, err.len ? ": " : "", (int)err.len, err.buf);
     if (rc == -1) CHECK(err.len > 0);
 
     size_t seen = 0;
@@ -133,7 +135,9 @@ static void load_payload(const uint8_t *data, size_t size) {
     rk_arena = &shards[0].arena;
     const char *p = body;
     struct rdb_value v;
-    if (rdb_get_value(&p, body + size, &v)) {
+    bool ok = rdb_get_value(&p, body + size, &v);
+    if (verbose) fprintf(stderr, "payload: %s, %zu of %zu bytes\n", ok ? "loaded" : "refused", (size_t)(p - body), size);
+    if (ok) {
         CHECK(p > body && p <= body + size);
         struct kv_entry *e = rdb_value_entry((struct slice){ "key", 3 }, &v, NO_EXPIRE);
         round_trip(e);
@@ -149,6 +153,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argv;
     config_set_defaults();
     slots_assign(NSHARDS);
+    verbose = getenv("FUZZ_VERBOSE") != NULL;
     return 0;
 }
 
