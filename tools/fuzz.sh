@@ -63,9 +63,10 @@ cmake --build "$build" -j"$jobs" --target "${targets[@]/#/fuzz_}" >/dev/null
 work=$(mktemp -d "${RINGKV_FUZZ_WORKDIR:-${TMPDIR:-/tmp}}/ringkv-fuzz.XXXXXX")
 echo "tools/fuzz.sh: working in $work"
 # Leaks are findings; a UBSan report stops the run (the build makes them
-# abort); a report names the source lines.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:symbolize=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# abort); a report names the source lines. Set here, not inherited (the
+# ASan suite of tools/test.sh exports its own).
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:symbolize=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 failed=0
 for t in "${targets[@]}"; do
