@@ -19,8 +19,10 @@
  * Every argument is copied into a heap block of its own size, so a
  * handler that reads past one is caught by ASan. Commands that need a
  * connection, a thread, a disk, a script engine or global settings are
- * skipped (see allowed()). Checked after each command: exactly one reply,
- * well formed for the protocol (resp_reader.h). At the end, and every 32
+ * skipped (see allowed()), and so are valid requests for millions of
+ * samples (too_costly()): not bugs, but hangs to the fuzzer. Checked
+ * after each command: exactly one reply, well formed for the protocol
+ * (resp_reader.h). At the end, and every 32
  * commands, the keyspace: each table's size matches its entries; its
  * expires count matches the entries with a TTL; every key lives on the
  * shard owning its slot, in that shard's arena; no key holds an empty
@@ -90,6 +92,18 @@ static bool allowed(const struct command *cmd) {
     for (const char *const *d = denied; *d; d++)
         if (strlen(*d) == plen && strncmp(cmd->name, *d, plen) == 0) return false;
     return true;
+}
+
+/* Valid but costly beyond what a run may take: a negative count of
+ * SRANDMEMBER, HRANDFIELD or ZRANDMEMBER asks for that many samples (up
+ * to 2^24, as in Redis: seconds under ASan, hundreds of MB of reply), which
+ * the fuzzer would report as a timeout or out-of-memory. */
+static bool too_costly(const struct command *cmd, int argc, const struct slice *argv) {
+    if (argc < 3 || (strcmp(cmd->name, "srandmember") != 0 && strcmp(cmd->name, "hrandfield") != 0 &&
+                     strcmp(cmd->name, "zrandmember") != 0))
+        return false;
+    long long n;
+    return str_to_ll(argv[2].ptr, argv[2].len, &n) && n < -100000;
 }
 
 /* ---- input ---- */
@@ -175,7 +189,7 @@ static bool run(struct args *a, unsigned self, int db, uint8_t resp) {
         dispatch_reply_error(&r, &rt, a->argc, a->argv);
         return true;
     }
-    if (!allowed(rt.cmd)) return false;
+    if (!allowed(rt.cmd) || too_costly(rt.cmd, a->argc, a->argv)) return false;
 
     struct cmd_ctx c;
     memset(&c, 0, sizeof c);
