@@ -5,9 +5,12 @@ set -euo pipefail
 
 # liblua5.1-0-dev, lua-cjson-dev, lua-bitop-dev: scripting (Lua 5.1 and the
 # static cjson and bit libraries it links)
+# clang, libclang-rt-dev: the libFuzzer harnesses (tools/fuzz.sh); Debian 12's
+# libclang-rt-dev brings libclang-rt-14-dev, which holds libclang_rt.fuzzer
 PACKAGES=(build-essential cmake pkg-config liburing-dev libxxhash-dev libcmocka-dev
           libhiredis-dev libmimalloc-dev redis-tools
-          liblua5.1-0-dev lua-cjson-dev lua-bitop-dev)
+          liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
+          clang libclang-rt-dev)
 [ "${1:-}" = "--bench" ] && PACKAGES+=(redis-server linux-perf)
 
 missing=()

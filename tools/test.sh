@@ -2,7 +2,8 @@
 # Build and run every test: unit (cmocka) and integration (the real server
 # driven over loopback with hiredis) in a Release build, then Redis's own
 # test suite against that build, then the unit and integration tests again
-# with AddressSanitizer and UndefinedBehaviorSanitizer.
+# with AddressSanitizer and UndefinedBehaviorSanitizer, then each libFuzzer
+# harness for 60 s (tools/fuzz.sh all 60).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh
@@ -32,5 +33,12 @@ if [ "${RINGKV_SKIP_SANITIZERS:-0}" != 1 ]; then
     export ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:exitcode=23:quarantine_size_mb=16
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     run_suite build-asan -DCMAKE_BUILD_TYPE=Debug -DRINGKV_SANITIZE=ON
+fi
+
+# The fuzz harnesses (tests/fuzz/), clang with ASan and UBSan: each for a
+# minute from its seed corpus; a crash, leak or hang fails the run.
+if [ "${RINGKV_SKIP_FUZZ:-0}" != 1 ]; then
+    echo "== libFuzzer harnesses (tools/fuzz.sh all 60)"
+    tools/fuzz.sh all 60
 fi
 echo "all tests passed"

@@ -22,5 +22,9 @@ struct rdb_function_sink {
  * the reason in err. */
 int rdb_load_file(struct shard **shards, unsigned n, const char *path, bool merge,
                   const struct rdb_function_sink *functions, long long now_ms, size_t *keys, struct rbuf *err);
+/* The same from a file image in memory (what rdb_load_file runs on the
+ * mapped file; the fuzz harness feeds it directly): 0 or -1. */
+int rdb_load_image(struct shard **shards, unsigned n, const char *p, size_t len, bool merge,
+                   const struct rdb_function_sink *functions, long long now_ms, size_t *keys, struct rbuf *err);
 
 #endif

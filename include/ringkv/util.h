@@ -26,6 +26,9 @@ bool string_match(const char *pat, size_t plen, const char *str, size_t slen, bo
 /* Fast thread-local pseudo-random numbers (xorshift64*, seeded from the
  * clock): for SPOP, RANDOMKEY and friends, not for anything secret. */
 uint64_t rk_random(void);
+/* Restart this thread's sequence from seed (0: from the clock again at the
+ * next call), so a run can be repeated (the fuzz harnesses). */
+void rk_random_seed(uint64_t seed);
 
 uint64_t mstime_now(void);   /* wall clock milliseconds */
 uint64_t ustime_now(void);   /* wall clock microseconds */

@@ -92,7 +92,7 @@ static size_t key_usage(const struct kv_entry *e, size_t samples) {
 /* MEMORY USAGE key [SAMPLES count]: options first, then the key, as Redis. */
 static void memory_usage(struct cmd_ctx *c) {
     long long samples = 5;
-    for (int i = 3; i < c->argc; i++) {
+    for (int i = 3; i < c->argc; i += 2) {   /* SAMPLES and its count */
         if (!ARG_IS(i, "samples") || i + 1 == c->argc) {
             reply_error(&c->r, ERR_SYNTAX);
             return;
@@ -102,7 +102,6 @@ static void memory_usage(struct cmd_ctx *c) {
             reply_error(&c->r, ERR_SYNTAX);
             return;
         }
-        i++;
     }
     const struct kv_entry *e = db_lookup(c, ARG(2), LOOKUP_NOEXPIRE);
     if (!e) {

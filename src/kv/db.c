@@ -97,6 +97,9 @@ static void entry_free_at_exit(struct kv_entry *e) {
 }
 
 void shard_destroy(struct shard *s) {
+    /* Tables emptied ASYNC and not yet freed first: their entries live in
+     * the arena that goes below. */
+    while (lazyfree_step(s)) {}
     for (unsigned i = 0; i < s->ndb; i++)
         table_destroy(&s->dbs[i].table, entry_free_at_exit);
     free(s->dbs);
@@ -107,7 +110,6 @@ void shard_destroy(struct shard *s) {
     s->waiters = NULL;
     ps_dir_free(s->psdir);
     s->psdir = NULL;
-    while (lazyfree_step(s)) {}
 }
 
 void db_empty(struct kv_db *db) {

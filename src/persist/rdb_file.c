@@ -170,6 +170,11 @@ static bool load_one(struct load_state *st, const struct rdb_load_ops *ops, bool
     case RDB_OPCODE_RESIZEDB:
         if (!rdb_get_len(&st->p, st->end, &a, NULL) || !rdb_get_len(&st->p, st->end, &b, NULL))
             return fail(err, TRUNCATED);
+        /* Only a hint, and the input's: no more keys than the rest of the
+         * file can hold (each takes a type byte, a name and a value, three
+         * bytes at least), or a corrupt hint would size the tables for
+         * billions of keys and abort the load on an allocation. */
+        if (a > (uint64_t)(st->end - st->p) / 3) a = (uint64_t)(st->end - st->p) / 3;
         if (ops->resize) ops->resize(ops->ud, st->db, a);
         return true;
     case RDB_OPCODE_AUX:

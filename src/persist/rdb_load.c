@@ -79,10 +79,17 @@ int rdb_load_file(struct shard **shards, unsigned n, const char *path, bool merg
         else madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL | MADV_WILLNEED);
     }
     close(fd);
+    int rc = rdb_load_image(shards, n, map ? map : "", map ? (size_t)st.st_size : 0, merge, functions, now_ms,
+                            keys, err);
+    if (map) munmap(map, (size_t)st.st_size);
+    return rc;
+}
+
+int rdb_load_image(struct shard **shards, unsigned n, const char *p, size_t len, bool merge,
+                   const struct rdb_function_sink *functions, long long now_ms, size_t *keys, struct rbuf *err) {
     struct load_sink ls = { shards, n, merge, 0, functions };
     struct rdb_load_ops ops = { &ls, load_key, functions ? load_function : NULL, load_resize };
-    bool ok = rdb_load(map ? map : "", map ? (size_t)st.st_size : 0, shards[0]->ndb, now_ms, &ops, err);
-    if (map) munmap(map, (size_t)st.st_size);
+    bool ok = rdb_load(p, len, shards[0]->ndb, now_ms, &ops, err);
     *keys = ls.keys;
     return ok ? 0 : -1;
 }

@@ -25,6 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The bytes of b as a slice. A buffer that never held a byte has no
+ * memory (buf NULL), and an empty string read from the input is such a
+ * buffer: its view points at "", since memcpy, memcmp and the hash
+ * functions must not be handed NULL even for zero bytes. */
+static inline struct slice view(const struct rbuf *b) {
+    return (struct slice){ b->buf ? b->buf : "", b->len };
+}
+
 /* ---------------------------------------------------------------- writing */
 
 static void put_byte(struct rbuf *b, unsigned char c) { rbuf_append(b, &c, 1); }
@@ -350,7 +358,7 @@ static bool build_elem(struct builder *bd, struct slice s) {
             return true;
         }
         bd->have_pending = false;
-        return add_pair(bd, (struct slice){ bd->pending.buf, bd->pending.len }, s, NULL);
+        return add_pair(bd, view(&bd->pending), s, NULL);
     }
     if (bd->type == OBJ_LIST) {
         if (!bd->obj) bd->obj = list_new();
@@ -552,7 +560,7 @@ static bool get_byte(const char **p, const char *end, unsigned char *c) {
 static bool get_elem(const char **p, const char *end, struct builder *bd, struct rbuf *tmp) {
     tmp->len = 0;
     if (!rdb_get_string(p, end, tmp)) return false;
-    return build_elem(bd, (struct slice){ tmp->buf, tmp->len });
+    return build_elem(bd, view(tmp));
 }
 
 /* RDB_TYPE_ZSET's score: a length byte and text, or 253/254/255 for
@@ -617,7 +625,7 @@ static bool get_collection(const char **p, const char *end, unsigned char t, str
             tmp->len = 0;
             if (!rdb_get_string(p, end, tmp)) return false;
             bool ok = t == RDB_TYPE_ZSET ? get_text_score(p, end, &d) : get_binary_score(p, end, &d);
-            if (!ok || !add_pair(bd, (struct slice){ tmp->buf, tmp->len }, (struct slice){ NULL, 0 }, &d)) return false;
+            if (!ok || !add_pair(bd, view(tmp), (struct slice){ "", 0 }, &d)) return false;
         }
         return true;
     case RDB_TYPE_HASH_ZIPMAP: return get_blob(p, end, bd, tmp, BLOB_ZIPMAP);
@@ -763,7 +771,7 @@ static bool get_stream_groups(const char **p, const char *end, struct stream *s,
         if (!rdb_get_string(p, end, tmp) || !get_len2(p, end, &last.ms, &last.seq)) return false;
         if (v2 && !rdb_get_len(p, end, &read, NULL)) return false;
         long long entries_read = v2 ? (long long)read : stream_estimate_distance(s, last);
-        struct stream_cg *cg = stream_cg_create(s, (struct slice){ tmp->buf, tmp->len }, last, entries_read);
+        struct stream_cg *cg = stream_cg_create(s, view(tmp), last, entries_read);
         if (!cg || !rdb_get_len(p, end, &npel, NULL)) return false;
         while (npel--) {
             struct stream_id id;
@@ -783,7 +791,7 @@ static bool get_stream_groups(const char **p, const char *end, struct stream *s,
             long long seen;
             tmp->len = 0;
             if (!rdb_get_string(p, end, tmp) || !get_ms_time(p, end, &seen)) return false;
-            struct stream_consumer *c = stream_consumer_create(cg, (struct slice){ tmp->buf, tmp->len }, seen);
+            struct stream_consumer *c = stream_consumer_create(cg, view(tmp), seen);
             if (!c || !rdb_get_len(p, end, &npel, NULL)) return false;
             while (npel--) {
                 struct stream_id id;
@@ -884,7 +892,7 @@ void rdb_value_discard(struct rdb_value *v) {
 struct kv_entry *rdb_value_entry(struct slice key, struct rdb_value *v, long long expire_at_ms) {
     struct kv_entry *e;
     if (v->type == OBJ_STRING) {
-        e = entry_new_string(key, (struct slice){ v->str.buf, v->str.len }, expire_at_ms);
+        e = entry_new_string(key, view(&v->str), expire_at_ms);
         rbuf_free(&v->str);
     } else {
         e = entry_new_obj(key, v->type, v->obj, expire_at_ms);

@@ -300,6 +300,9 @@ static char *unquote_single(const char **sp, const char *end, char *o) {
  * quoted section, unescaped into scratch. The scratch space is reserved up
  * front (unescaping never grows the text) so earlier argv entries stay valid. */
 static bool split_line(struct resp_parser *p, const char *s, const char *end) {
+    /* A blank line has no words; reserving nothing in a scratch buffer never
+     * used would compute NULL + 0, undefined behaviour (clang's UBSan). */
+    if (s == end) return true;
     rbuf_reserve(&p->scratch, (size_t)(end - s));
     char *o = p->scratch.buf;
 

@@ -285,7 +285,9 @@ struct slice set_obj_pop(struct set_obj **sp, uint64_t r, struct rbuf *buf) {
     struct slice m = set_obj_random(*sp, r, tmp);
     buf->len = 0;
     rbuf_append(buf, m.ptr, m.len);
-    struct slice copy = { buf->buf, m.len };
+    /* the empty member leaves a fresh buf without memory: its copy is "",
+     * not NULL, for the lookups (memcmp) and adds (memcpy) it goes to */
+    struct slice copy = { m.len ? buf->buf : "", m.len };
     set_obj_remove(sp, copy);
     return copy;
 }

@@ -387,6 +387,10 @@ uint64_t rk_random(void) {
     return x * 0x2545F4914F6CDD1DULL;
 }
 
+void rk_random_seed(uint64_t seed) {
+    rng_state = seed;
+}
+
 void human_bytes(char *buf, size_t len, double n) {
     const char *units = "BKMGTP";
     int u = 0;

@@ -4,6 +4,7 @@
  * SCAN and KEYS also run over two shards, as CMD_ALLSHARDS commands do.
  */
 #include "cmd_fixture.h"
+#include "ringkv/arena.h"
 
 static void test_del_exists_touch_type(void **state) {
     (void)state;
@@ -233,6 +234,29 @@ static void test_swapdb_flush(void **state) {
         assert_int_equal(table_size(&fx_shards[0].dbs[d].table), 0);
 }
 
+/* A shard destroyed while a FLUSHDB/FLUSHALL ASYNC table still waits for
+ * the loop to free it: the table goes before the arena its entries live
+ * in (they were read after the arena was unmapped; found by fuzz_command).
+ * The teardown (shard_destroy) is the test. */
+static void test_destroy_with_async_flush_pending(void **state) {
+    (void)state;
+    rk_arena = &fx_shards[0].arena;   /* entries in the arena, as on a worker */
+    char key[16];
+    for (int i = 0; i < 200; i++) {
+        snprintf(key, sizeof key, "key:%d", i);
+        RUN(cmd_set, "set", key, "value");
+    }
+    add_toy_list("l", 1);
+    CHECK("+OK\r\n", cmd_flushdb, "flushdb", "async");
+    assert_non_null(fx_shards[0].dead_tables);
+    RUN(cmd_set, "set", "after", "1");
+    c.db = 1;
+    RUN(cmd_set, "set", "x", "1");
+    CHECK("+OK\r\n", cmd_flushall, "flushall", "async");
+    assert_non_null(fx_shards[0].dead_tables);
+    rk_arena = NULL;   /* freeing finds each entry's arena itself */
+}
+
 /* Iterate SCAN to the end, counting how often each "key:N" is seen. */
 static void scan_all(int nkeys, const char *count, int *seen) {
     char cursor[32] = "0";
@@ -328,6 +352,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_object, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_rename, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_move, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_destroy_with_async_flush_pending, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_copy, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_swapdb_flush, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_scan_keys, fx_setup, fx_teardown),

@@ -475,6 +475,33 @@ static void test_refused(void **state) {
     }
 }
 
+/* Empty strings as values, members, fields and scores' members: the
+ * reader's buffer for them never held a byte (its buf is NULL), which must
+ * not reach memcpy or the hash functions as a NULL pointer (found by
+ * fuzz_rdb_load). Each loads, becomes an entry and writes back the same. */
+static void test_empty_strings(void **state) {
+    (void)state;
+    static const char str[] = "\x00\x00";
+    static const char list[] = "\x01\x02\x00\x00";
+    static const char set[] = "\x02\x02\x00\x01\x61";
+    static const char set_int[] = "\x02\x02\x00\x01\x37";   /* "" is no integer: a listpack set */
+    static const char hash[] = "\x04\x02\x00\x00\x01\x66\x00";
+    static const char zset[] = "\x05\x01\x00\x00\x00\x00\x00\x00\x00\xf0\x3f";
+    static const char zset_text[] = "\x03\x01\x00\x01\x31";
+    const struct vector ok[] = { V("string", str), V("list", list), V("set", set), V("set of ints", set_int),
+                                 V("hash", hash), V("zset", zset), V("zset, text score", zset_text) };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        const char *p = ok[i].bytes;
+        struct rdb_value v;
+        assert_true(rdb_get_value(&p, ok[i].bytes + ok[i].len, &v));
+        assert_ptr_equal(p, ok[i].bytes + ok[i].len);
+        struct kv_entry *e = rdb_value_entry(KEY, &v, NO_EXPIRE);
+        struct rdb_value back = round_trip(e);
+        rdb_value_discard(&back);
+        entry_free(e);
+    }
+}
+
 /* Every prefix of every payload body is refused; every single-byte change
  * is refused or gives a value that frees cleanly. */
 static void test_corruption(void **state) {
@@ -513,6 +540,7 @@ int main(void) {
         cmocka_unit_test(test_redis_payloads),
         cmocka_unit_test(test_old_encodings),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_empty_strings),
         cmocka_unit_test(test_corruption),
     };
     config_set_defaults();   /* Redis's encoding limits */
