@@ -440,7 +440,30 @@ void acl_reclaim(void) {
     pthread_mutex_unlock(&lock);
 }
 
-/* ---- the ACL file ---- */
+/* ---- user lines (the ACL file, the config) ---- */
+
+/* The rules of a line `user NAME rules...` as slices of its words. */
+static struct slice *line_rules(int argc, char **argv) {
+    struct slice *rules = rk_calloc((size_t)argc, sizeof *rules);
+    for (int i = 2; i < argc; i++) rules[i - 2] = (struct slice){ argv[i], strlen(argv[i]) };
+    return rules;
+}
+
+/* A line's rules as a new user's permissions, or NULL with *why
+ * (malloc'd): the reason alone, without ACL SETUSER's framing. */
+static struct acl_perms *perms_of_line(int argc, char **argv, char **why) {
+    struct slice *rules = line_rules(argc, argv);
+    char *err = NULL;
+    struct acl_perms *p = build_perms(NULL, argc - 2, rules, &err);
+    free(rules);
+    if (!p) {
+        /* "ERR Error in ACL SETUSER modifier 'x': why" */
+        const char *reason = strstr(err, "': ");
+        *why = strdup(reason ? reason + 3 : err + 4);
+        free(err);
+    }
+    return p;
+}
 
 bool acl_has_file(void) {
     const char *f = rk_config.aclfile;
@@ -462,8 +485,9 @@ static void free_loaded(struct loaded_user *v, size_t n) {
 
 /* Parse the file into new users; errors collect in *errors (Redis's
  * messages), and any error means nothing is loaded. */
-static struct loaded_user *parse_acl_file(const char *path, size_t *nout, struct rbuf *errors) {
+static struct loaded_user *parse_acl_file(const char *path, size_t *nout, struct rbuf *errors, bool *opened) {
     FILE *f = fopen(path, "r");
+    *opened = f != NULL;
     if (!f) {
         rbuf_printf(errors, "Error loading ACLs, opening file '%s': %s", path, strerror(errno));
         return NULL;
@@ -492,16 +516,11 @@ static struct loaded_user *parse_acl_file(const char *path, size_t *nout, struct
             if (dup) {
                 rbuf_printf(errors, "WARNING: Duplicate user '%s' found on line %d. ", argv[1], linenum);
             } else {
-                struct slice *rules = rk_calloc((size_t)argc, sizeof *rules);
-                for (int i = 2; i < argc; i++) rules[i - 2] = (struct slice){ argv[i], strlen(argv[i]) };
-                char *err = NULL;
-                struct acl_perms *p = build_perms(NULL, argc - 2, rules, &err);
-                free(rules);
+                char *why;
+                struct acl_perms *p = perms_of_line(argc, argv, &why);
                 if (!p) {
-                    /* "ERR Error in ACL SETUSER modifier 'x': why" -> "file:line: why. " */
-                    const char *why = strstr(err, "': ");
-                    rbuf_printf(errors, "%s:%d: %s. ", path, linenum, why ? why + 3 : err + 4);
-                    free(err);
+                    rbuf_printf(errors, "%s:%d: %s. ", path, linenum, why);
+                    free(why);
                 } else {
                     v = rk_realloc(v, (n + 1) * sizeof *v);
                     v[n].name = strdup(argv[1]);
@@ -542,12 +561,13 @@ char *acl_load_file(void) {
     struct rbuf errors = { 0 };
     size_t n = 0;
     pthread_mutex_lock(&lock);
-    struct loaded_user *v = parse_acl_file(rk_config.aclfile, &n, &errors);
+    bool opened;
+    struct loaded_user *v = parse_acl_file(rk_config.aclfile, &n, &errors, &opened);
     if (errors.len == 0) install_users(v, n);
     pthread_mutex_unlock(&lock);
     free_loaded(v, n);
     if (errors.len == 0) return NULL;
-    if (v || n) rbuf_printf(&errors, "WARNING: ACL errors detected, no change to the previously active ACL rules was performed");
+    if (opened) rbuf_printf(&errors, "WARNING: ACL errors detected, no change to the previously active ACL rules was performed");
     char *s = error_printf("ERR %s", errors.buf);
     rbuf_free(&errors);
     return s;
@@ -582,16 +602,12 @@ const char *acl_config_user(int argc, char **argv) {
     /* argv[0] is "user", argv[1] the name */
     for (size_t i = 0; i < npending; i++)
         if (strcmp(pending_lines[i][1], argv[1]) == 0) return rule_error_text(RULE_DUPLICATE);
-    struct slice *rules = rk_calloc((size_t)argc, sizeof *rules);
-    for (int i = 2; i < argc; i++) rules[i - 2] = (struct slice){ argv[i], strlen(argv[i]) };
-    char *err = NULL;
-    struct acl_perms *p = build_perms(NULL, argc - 2, rules, &err);
-    free(rules);
+    char *why;
+    struct acl_perms *p = perms_of_line(argc, argv, &why);
     if (!p) {
         static _Thread_local char msg[512];
-        const char *why = strstr(err, "': ");
-        snprintf(msg, sizeof msg, "%s", why ? why + 3 : err + 4);
-        free(err);
+        snprintf(msg, sizeof msg, "%s", why);
+        free(why);
         return msg;
     }
     perms_free(p);
@@ -625,8 +641,7 @@ bool acl_load_startup(char **err) {
     for (size_t i = 0; i < npending && !*err; i++) {
         char **argv = pending_lines[i];
         int argc = pending_argc[i];
-        struct slice *rules = rk_calloc((size_t)argc, sizeof *rules);
-        for (int j = 2; j < argc; j++) rules[j - 2] = (struct slice){ argv[j], strlen(argv[j]) };
+        struct slice *rules = line_rules(argc, argv);
         struct slice name = { argv[1], strlen(argv[1]) };
         if (strcmp(argv[1], "default") == 0) acl_setuser(name, 1, &SLICE_LIT("reset"));
         char *e = acl_setuser(name, argc - 2, rules);
