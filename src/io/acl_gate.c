@@ -17,7 +17,7 @@
 void client_acl_log(struct client *c, enum acl_verdict v, enum acl_context ctx, struct slice object,
                     struct slice username) {
     struct rbuf info = { 0 };
-    client_info_line(c, true, &info, c->w->now_ms);
+    rk_conn_ops.info_line(c, true, &info, c->w->now_ms);   /* client.c's, above this file */
     if (info.len) info.buf[--info.len] = '\0';   /* the newline */
     if (!username.ptr) username = (struct slice){ c->user->name, c->user->namelen };
     acl_log_add(v, ctx, object, username, info.buf ? info.buf : "",
@@ -43,7 +43,7 @@ void client_acl_recheck_queue(struct client *c, struct multi_queue *q) {
 
 bool client_acl_refuses(struct client *c, const struct command *cmd, int argc, struct slice *argv) {
     if (acl_user_gone(c->user)) {
-        client_close(c);
+        client_close_asap(c);
         return true;
     }
     int pos;
