@@ -95,6 +95,7 @@ static struct {
     _Atomic unsigned syncs_in_flight;
     _Atomic int write_error;         /* errno of the last failed write, 0: ok */
     _Atomic long long delayed_fsync;
+    struct aof_file *closed;         /* files of a log turned off, until their writes are done (worker 0's) */
 } L = { .pending_low = { [0 ... RK_MAX_THREADS - 1] = NONE } };
 
 static _Thread_local struct aof_writer *self;
@@ -611,6 +612,23 @@ static void close_old_files(void) {
     }
 }
 
+/* Worker 0: the files of a log turned off close once every write to them
+ * is done and no fdatasync is in flight. */
+static void close_closed_files(void) {
+    if (atomic_load(&L.syncs_in_flight)) return;
+    struct aof_file **at = &L.closed;
+    while (*at) {
+        struct aof_file *f = *at;
+        if (aof_written() >= atomic_load(&f->end)) {
+            *at = f->older;
+            close(f->fd);
+            free(f);
+        } else {
+            at = &f->older;
+        }
+    }
+}
+
 struct file_op *aof_iteration(struct aof_writer *aw, long long now_ms, uint64_t *wake) {
     *wake = 0;
     seal(aw);
@@ -636,6 +654,7 @@ struct file_op *aof_iteration(struct aof_writer *aw, long long now_ms, uint64_t 
         }
         if (aw->id == 0) close_old_files();
     }
+    if (aw->id == 0 && RK_UNLIKELY(L.closed != NULL)) close_closed_files();
     if (aw->synced_more) {
         aw->synced_more = false;
         uint64_t synced = atomic_load(&L.synced);
@@ -840,10 +859,16 @@ void aof_close(void) {
     atomic_store(&rk_aof_on, false);
     struct aof_file *f = atomic_load(&L.cur);
     if (!f) return;
-    /* writes in flight keep their descriptors: the files are closed at
-     * exit, or by worker 0 once a new log is durable past them */
+    /* writes in flight keep their descriptors: the files wait on
+     * L.closed until worker 0's AOF step sees them written, while a log
+     * is on again (close_closed_files), or the process exits; the switch
+     * runs on worker 0 too (cmd_aof_switch) */
     atomic_store(&f->end, atomic_load(&L.reserved));
     atomic_store(&L.cur, NULL);
+    struct aof_file *last = f;
+    while (last->older) last = last->older;
+    last->older = L.closed;
+    L.closed = f;
 }
 
 bool aof_rewrite_in_progress(void) { return atomic_load(&M.rewriting); }
