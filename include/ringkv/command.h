@@ -250,6 +250,9 @@ void command_count_call(const struct command *cmd, bool failed);
 const struct command_key_specs *command_key_specs(const struct command *cmd);
 /* The flags of the key at argv[pos], the nth (from 0) of the command's keys. */
 unsigned command_key_flags(const struct command *cmd, int argc, const struct slice *argv, int nth);
+/* The flags of a key whose spec says KS_VARIABLE_FLAGS (spec flags in
+ * `flags`), as this call's arguments make them (SET ... GET, BITFIELD). */
+unsigned command_variable_key_flags(const struct command *cmd, int argc, const struct slice *argv, unsigned flags);
 /* COMMAND INFO's "key specifications" array, and a set of KS_* flag names. */
 void key_specs_reply(struct reply *r, const struct command *cmd);
 void key_flags_reply(struct reply *r, unsigned flags);

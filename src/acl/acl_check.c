@@ -14,6 +14,26 @@
 #include <stdlib.h>
 #include <strings.h>
 
+/* each command's key-spec flags, its first key's and the others', so a
+ * check needs no search of the key specs */
+static uint16_t first_key_flags[COMMAND_IDS_MAX], other_key_flags[COMMAND_IDS_MAX];
+
+void acl_check_init(void) {
+    for (size_t i = 0; i < command_index_count(); i++) {
+        const struct command_key_specs *ks = command_key_specs(command_by_index(i));
+        if (!ks) continue;
+        first_key_flags[i] = ks->spec[0].flags;
+        other_key_flags[i] = ks->spec[ks->n == 2].flags;
+    }
+}
+
+static unsigned key_flags(const struct command *cmd, int id, int argc, const struct slice *argv, int nth) {
+    if (RK_UNLIKELY(id < 0)) return command_key_flags(cmd, argc, argv, nth);
+    unsigned f = nth == 0 ? first_key_flags[id] : other_key_flags[id];
+    if (RK_UNLIKELY(f & KS_VARIABLE_FLAGS)) return command_variable_key_flags(cmd, argc, argv, f);
+    return f;
+}
+
 static bool command_allowed(const struct acl_selector *s, const struct command *cmd, int id, int argc,
                             const struct slice *argv) {
     if ((s->flags & SEL_ALLCOMMANDS) || (cmd->flags & CMD_NOAUTH)) return true;
@@ -34,8 +54,14 @@ static unsigned access_needed(unsigned ks_flags) {
     return need;
 }
 
-static bool key_matches(const struct key_pattern *k, struct slice key) {
-    if (k->prefix >= 0) return key.len >= (size_t)k->prefix && memcmp(key.ptr, k->text, (size_t)k->prefix) == 0;
+static inline bool key_matches(const struct key_pattern *k, struct slice key) {
+    if (RK_LIKELY(k->prefix >= 0)) {
+        size_t n = (size_t)k->prefix;
+        if (key.len < n) return false;
+        for (size_t i = 0; i < n; i++)   /* prefixes are short: no call */
+            if (key.ptr[i] != k->text[i]) return false;
+        return true;
+    }
     return string_match(k->text, k->len, key.ptr, key.len, false);
 }
 
@@ -88,7 +114,7 @@ static enum acl_verdict selector_check(const struct acl_selector *s, const struc
     if (!(s->flags & SEL_ALLKEYS) && (cmd->first_key || cmd->keys_fn)) {
         if (kc->n < 0) key_cache_fill(kc, cmd, argc, argv);
         for (int i = 0; i < kc->n; i++) {
-            unsigned flags = acl_key_flags(cmd, id, argc, argv, i);
+            unsigned flags = key_flags(cmd, id, argc, argv, i);
             if (flags & KS_NOT_KEY) continue;   /* a shard channel (SPUBLISH): checked as a channel */
             if (!key_allowed(s, argv[kc->pos[i]], access_needed(flags))) {
                 *errpos = kc->pos[i];
@@ -109,12 +135,27 @@ static enum acl_verdict selector_check(const struct acl_selector *s, const struc
     return ACL_OK;
 }
 
+/* The usual case, answered without the general walk: one selector that
+ * has the command, and a command of one key that is a key (GET, SET,
+ * HSET ...). false: take the general path (which also finds denials). */
+static inline bool one_key_allowed(const struct acl_perms *p, const struct command *cmd, int id, int argc,
+                                   const struct slice *argv) {
+    const struct acl_selector *s = &p->sel[0];
+    int k = cmd->first_key;
+    if (p->nsel != 1 || id < 0 || cmd->keys_fn || k == 0 || cmd->last_key != k || argc <= k) return false;
+    if (!(s->flags & SEL_ALLCOMMANDS) && !((s->cmds[id / 64] >> (id % 64)) & 1)) return false;
+    if (cmd->flags & (CMD_PUBSUB | CMD_SUBSCRIBE)) return false;
+    unsigned flags = key_flags(cmd, id, argc, argv, 0);
+    return !(flags & KS_NOT_KEY) && key_allowed(s, argv[k], access_needed(flags));
+}
+
 enum acl_verdict acl_check(const struct acl_user *u, const struct command *cmd, int argc, const struct slice *argv,
                            int *errpos) {
     const struct acl_perms *p = atomic_load_explicit(&((struct acl_user *)u)->perms, memory_order_acquire);
     *errpos = 0;
     if (!p) return ACL_DENIED_CMD;   /* deleted: its connection is being closed */
     int id = command_index(cmd);
+    if (RK_LIKELY(one_key_allowed(p, cmd, id, argc, argv))) return ACL_OK;
     struct key_cache kc = { .n = -1 };
     /* the most relevant denial: the highest, then the last argument */
     enum acl_verdict worst = ACL_DENIED_CMD;

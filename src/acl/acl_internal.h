@@ -101,9 +101,8 @@ void acl_categories_init(void);
 unsigned acl_category_count(void);
 const char *acl_category_name(unsigned i);
 bool acl_command_in_category(int cmd_index, unsigned category);
-/* The key-spec flags (KS_*) of the nth key of a command by index, without
- * a search: what command_key_flags answers. */
-unsigned acl_key_flags(const struct command *cmd, int cmd_index, int argc, const struct slice *argv, int nth);
+/* The checks' tables of each command (acl_check.c), once the table is built. */
+void acl_check_init(void);
 int acl_category_find(const char *name, size_t len);   /* -1: unknown */
 
 #endif

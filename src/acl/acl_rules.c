@@ -36,8 +36,6 @@ enum { CAT_READ = 1, CAT_WRITE = 2, CAT_PUBSUB = 12, CAT_ADMIN = 13, CAT_FAST = 
        CAT_BLOCKING = 16, CAT_DANGEROUS = 17, CAT_SCRIPTING = 20 };
 
 static uint32_t command_categories[COMMAND_IDS_MAX];
-/* each command's key-spec flags: its first key's and the others' */
-static uint16_t first_key_flags[COMMAND_IDS_MAX], other_key_flags[COMMAND_IDS_MAX];
 static int ncommands;
 
 unsigned acl_category_count(void) { return NCATEGORIES; }
@@ -78,20 +76,8 @@ static uint32_t categories_of(const struct command *cmd) {
 void acl_categories_init(void) {
     ncommands = (int)command_index_count();
     if (ncommands > FUTURE_BIT) abort();   /* the bit maps would need to grow */
-    for (int i = 0; i < ncommands; i++) {
-        const struct command *cmd = command_by_index((size_t)i);
-        command_categories[i] = categories_of(cmd);
-        const struct command_key_specs *ks = command_key_specs(cmd);
-        if (!ks) continue;
-        first_key_flags[i] = ks->spec[0].flags;
-        other_key_flags[i] = ks->spec[ks->n == 2].flags;
-    }
-}
-
-unsigned acl_key_flags(const struct command *cmd, int cmd_index, int argc, const struct slice *argv, int nth) {
-    unsigned f = cmd_index < 0 ? 0 : nth == 0 ? first_key_flags[cmd_index] : other_key_flags[cmd_index];
-    if (RK_UNLIKELY(f & KS_VARIABLE_FLAGS) || cmd_index < 0) return command_key_flags(cmd, argc, argv, nth);
-    return f;
+    for (int i = 0; i < ncommands; i++) command_categories[i] = categories_of(command_by_index((size_t)i));
+    acl_check_init();
 }
 
 long pattern_prefix(const char *text, size_t len) {

@@ -230,12 +230,17 @@ static unsigned bitfield_key_flags(int argc, const struct slice *argv) {
     return KS_RO | KS_ACCESS;
 }
 
+unsigned command_variable_key_flags(const struct command *cmd, int argc, const struct slice *argv, unsigned flags) {
+    if (cmd->proc == cmd_set) return set_key_flags(argc, argv);
+    if (strcmp(cmd->name, "bitfield") == 0) return bitfield_key_flags(argc, argv);
+    return flags;
+}
+
 unsigned command_key_flags(const struct command *cmd, int argc, const struct slice *argv, int nth) {
     const struct command_key_specs *ks = command_key_specs(cmd);
     if (!ks) return 0;
     const struct key_spec *spec = &ks->spec[ks->n == 2 && nth > 0];
-    if ((spec->flags & KS_VARIABLE_FLAGS) && strcmp(cmd->name, "set") == 0) return set_key_flags(argc, argv);
-    if ((spec->flags & KS_VARIABLE_FLAGS) && strcmp(cmd->name, "bitfield") == 0) return bitfield_key_flags(argc, argv);
+    if (spec->flags & KS_VARIABLE_FLAGS) return command_variable_key_flags(cmd, argc, argv, spec->flags);
     return spec->flags;
 }
 

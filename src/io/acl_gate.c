@@ -42,13 +42,13 @@ void client_acl_recheck_queue(struct client *c, struct multi_queue *q) {
 }
 
 bool client_acl_refuses(struct client *c, const struct command *cmd, int argc, struct slice *argv) {
+    int pos;
+    enum acl_verdict v = acl_check(c->user, cmd, argc, argv, &pos);
+    if (RK_LIKELY(v == ACL_OK)) return false;
     if (acl_user_gone(c->user)) {
         client_close_asap(c);
         return true;
     }
-    int pos;
-    enum acl_verdict v = acl_check(c->user, cmd, argc, argv, &pos);
-    if (v == ACL_OK) return false;
     client_acl_log(c, v, c->multi ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, acl_denied_object(v, cmd, argv, pos),
                    (struct slice){ 0 });
     if (c->multi) c->multi->aborted = true;
