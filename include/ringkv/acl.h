@@ -95,10 +95,6 @@ enum acl_verdict acl_check(const struct acl_user *u, const struct command *cmd, 
                            const struct slice *argv, int *errpos);
 /* One channel (a pattern of PSUBSCRIBE when is_pattern, matched literally). */
 bool acl_channel_allowed(const struct acl_user *u, struct slice channel, bool is_pattern);
-/* The key access (KS_* flags) on every key: SORT's BY and GET (Redis's
- * ACLUserCheckCmdWithUnrestrictedKeyAccess). */
-bool acl_all_keys_allowed(const struct acl_user *u, const struct command *cmd, int argc,
-                          const struct slice *argv, unsigned ks_flags);
 
 /* The error of a denied command at the top level (processCommand's). */
 void acl_reply_denied(struct reply *r, enum acl_verdict v, const struct command *cmd);

@@ -185,30 +185,6 @@ bool acl_channel_allowed(const struct acl_user *u, struct slice channel, bool is
     return false;
 }
 
-/* Redis's ACLSelectorHasUnrestrictedKeyAccess */
-static bool every_key(const struct acl_selector *s, unsigned need) {
-    if (s->flags & SEL_ALLKEYS) return true;
-    for (unsigned i = 0; i < s->nkeys; i++)
-        if ((s->keys[i].perm & need) == need && s->keys[i].len == 1 && s->keys[i].text[0] == '*') return true;
-    return false;
-}
-
-bool acl_all_keys_allowed(const struct acl_user *u, const struct command *cmd, int argc, const struct slice *argv,
-                          unsigned ks_flags) {
-    const struct acl_perms *p = atomic_load_explicit(&((struct acl_user *)u)->perms, memory_order_acquire);
-    if (!p) return false;
-    int id = command_index(cmd);
-    struct key_cache kc = { .n = -1 };
-    bool ok = false;
-    for (unsigned i = 0; i < p->nsel && !ok; i++) {
-        int pos;
-        ok = selector_check(&p->sel[i], cmd, id, argc, argv, &pos, &kc) == ACL_OK &&
-             every_key(&p->sel[i], access_needed(ks_flags));
-    }
-    if (kc.n >= 0 && kc.pos != kc.small) free(kc.pos);
-    return ok;
-}
-
 struct slice acl_denied_object(enum acl_verdict v, const struct command *cmd, const struct slice *argv, int pos) {
     return v == ACL_DENIED_CMD ? (struct slice){ cmd->name, strlen(cmd->name) } : argv[pos];
 }
