@@ -202,21 +202,6 @@ int config_load_text(const char *text, char **err) {
 
 /* ------------------------------------------------------------ the command line */
 
-/* An argument as a double-quoted word (Redis's sdscatrepr). */
-void append_repr(struct rbuf *out, const char *s) {
-    rbuf_append(out, "\"", 1);
-    for (; *s; s++) {
-        char esc[8];
-        unsigned char c = (unsigned char)*s;
-        const char *k = strchr("\\\"\n\r\t\a\b", c);
-        if (c && k) snprintf(esc, sizeof esc, "\\%c", "\\\"nrtab"[k - "\\\"\n\r\t\a\b"]);
-        else if (isprint(c)) snprintf(esc, sizeof esc, "%c", c);
-        else snprintf(esc, sizeof esc, "\\x%02x", c);
-        rbuf_append(out, esc, strlen(esc));
-    }
-    rbuf_append(out, "\"", 1);
-}
-
 static void append_str(struct rbuf *out, const char *s) { rbuf_append(out, s, strlen(s)); }
 
 /* The options after the config file as config-file lines. An option name

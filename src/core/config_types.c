@@ -34,12 +34,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-static char *xstrdup(const char *s) {
-    size_t n = strlen(s);
-    char *p = rk_malloc(n + 1);
-    memcpy(p, s, n + 1);
-    return p;
-}
 
 static void out_str(struct rbuf *out, const char *s) { rbuf_printf(out, "%s", s); }
 
@@ -216,7 +210,7 @@ static void save_swap(char *text) {
 
 static void save_store(const struct param *p, const struct pvalue *v) {
     (void)p;
-    save_swap(xstrdup(v->s ? v->s : ""));
+    save_swap(config_strdup(v->s ? v->s : ""));
 }
 
 const char *config_save_points(void) {
@@ -477,7 +471,7 @@ static bool bind_parse(const struct param *p, char **argv, int argc, struct pval
 
 static void bind_store(const struct param *p, const struct pvalue *v) {
     (void)p;
-    char *old = __atomic_exchange_n(&rk_config.bind, xstrdup(v->s), __ATOMIC_ACQ_REL);
+    char *old = __atomic_exchange_n(&rk_config.bind, config_strdup(v->s), __ATOMIC_ACQ_REL);
     config_retire(old);
 }
 
@@ -519,7 +513,7 @@ static bool replicaof_parse(const struct param *p, char **argv, int argc, struct
         *err = "Invalid master port";
         return false;
     }
-    v->s = xstrdup(argv[0]);
+    v->s = config_strdup(argv[0]);
     v->n = port;
     return true;
 }
@@ -527,7 +521,7 @@ static bool replicaof_parse(const struct param *p, char **argv, int argc, struct
 static void replicaof_store(const struct param *p, const struct pvalue *v) {
     (void)p;
     free(master_host);
-    master_host = v->s ? xstrdup(v->s) : NULL;
+    master_host = v->s ? config_strdup(v->s) : NULL;
     master_port = (int)v->n;
 }
 
@@ -590,7 +584,7 @@ static bool percentiles_parse(const struct param *p, char **argv, int argc, stru
 static void percentiles_store(const struct param *p, const struct pvalue *v) {
     (void)p;
     free(percentiles_text);
-    percentiles_text = xstrdup(v->s);
+    percentiles_text = config_strdup(v->s);
 }
 
 static void percentiles_format(const struct param *p, struct rbuf *out) {
@@ -682,7 +676,7 @@ static bool parse_plain(const struct param *p, const char *s, struct pvalue *v, 
         return true;
     }
     default:   /* PT_STRING */
-        v->s = xstrdup(s);
+        v->s = config_strdup(s);
         return true;
     }
 }
@@ -769,7 +763,7 @@ static void store_value(const struct param *p, const struct pvalue *v) {
         __atomic_store_n((const char **)home, v->e, __ATOMIC_RELEASE);
         return;
     case PT_STRING: {
-        char *copy = v->s ? xstrdup(v->s) : NULL;
+        char *copy = v->s ? config_strdup(v->s) : NULL;
         config_retire(__atomic_exchange_n((char **)home, copy, __ATOMIC_ACQ_REL));
         return;
     }
@@ -846,7 +840,7 @@ void param_set_default(struct param *p) {
         v.e = enum_canonical(p->enums, enum_by_name(p->enums, p->def_str)->value);
         break;
     case PT_STRING:
-        v.s = p->def_str ? xstrdup(p->def_str) : NULL;
+        v.s = p->def_str ? config_strdup(p->def_str) : NULL;
         break;
     default: {
         if (!p->def_str) return;   /* dir: the directory we were started in */
