@@ -57,6 +57,8 @@ static inline void rbuf_append(struct rbuf *b, const void *p, size_t n) {
 void *rk_malloc(size_t n);
 void *rk_realloc(void *p, size_t n);
 void *rk_calloc(size_t n, size_t size);
+/* n bytes of p and a NUL, in memory of their own (p may be NULL when n is 0). */
+char *rk_strndup(const char *p, size_t n);
 /* Zeroed, at an address that is a multiple of align (a power of two); free() it. */
 void *rk_calloc_aligned(size_t align, size_t size);
 

@@ -18,6 +18,9 @@
 #define USER_NOPASS        (1u << 2)
 #define USER_SKIP_SANITIZE (1u << 3)
 #define USER_SANITIZE      (1u << 4)
+#define ACL_USER_FLAGS 5
+struct acl_user_flag { unsigned flag; const char *name; };
+extern const struct acl_user_flag acl_user_flags[ACL_USER_FLAGS];   /* in that order */
 
 /* selector flags */
 #define SEL_ROOT        (1u << 0)   /* the user's own rules, outside parentheses */
@@ -86,15 +89,14 @@ void perms_free(struct acl_perms *p);
 /* Apply one rule (op of len bytes; may hold binary passwords). */
 enum rule_error perms_apply(struct acl_perms *p, const char *op, size_t len);
 bool perms_open(const struct acl_perms *p);
+/* Whether p[0..n) has a space or a NUL: not allowed in user names and
+ * patterns (Redis's ACLStringHasSpaces). */
+bool acl_has_spaces(const char *p, size_t n);
 /* The rules that rebuild p, as ACL LIST shows them. */
 void perms_describe(const struct acl_perms *p, struct rbuf *out);
 void selector_describe_commands(const struct acl_selector *s, struct rbuf *out);
 void selector_describe_keys(const struct acl_selector *s, struct rbuf *out);
 void selector_describe_channels(const struct acl_selector *s, struct rbuf *out);
-/* Whether every subscription a pub/sub client of the old rules had may
- * stay under the new (Redis's ACLKillPubsubClientsIfNeeded's first test):
- * true when nobody needs to be checked. */
-bool perms_channels_kept(const struct acl_perms *now, const struct acl_perms *was);
 
 /* categories */
 void acl_categories_init(void);

@@ -28,13 +28,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct log_entry *entries;   /* newest first */
 static size_t nentries, cap;
 
-static char *copy_slice(struct slice s) {
-    char *p = rk_malloc(s.len + 1);
-    if (s.len) memcpy(p, s.ptr, s.len);
-    p[s.len] = '\0';
-    return p;
-}
-
 static void entry_free(struct log_entry *e) {
     free(e->object);
     free(e->username);
@@ -62,7 +55,7 @@ void acl_log_add(enum acl_verdict v, enum acl_context ctx, struct slice object, 
         struct log_entry *e = &entries[i];
         if (!similar(e, v, ctx, object, username, now_ms)) continue;
         free(e->client_info);
-        e->client_info = copy_slice((struct slice){ client_info, strlen(client_info) });
+        e->client_info = rk_strndup(client_info, strlen(client_info));
         e->ctime_ms = now_ms;
         e->count++;
         move_to_front(i);
@@ -75,9 +68,9 @@ void acl_log_add(enum acl_verdict v, enum acl_context ctx, struct slice object, 
     }
     memmove(entries + 1, entries, nentries * sizeof *entries);
     entries[0] = (struct log_entry){
-        .count = 1, .reason = v, .context = ctx, .object = copy_slice(object), .object_len = object.len,
-        .username = copy_slice(username), .username_len = username.len,
-        .client_info = copy_slice((struct slice){ client_info, strlen(client_info) }), .ctime_ms = now_ms,
+        .count = 1, .reason = v, .context = ctx, .object = rk_strndup(object.ptr, object.len), .object_len = object.len,
+        .username = rk_strndup(username.ptr, username.len), .username_len = username.len,
+        .client_info = rk_strndup(client_info, strlen(client_info)), .ctime_ms = now_ms,
     };
     nentries++;
     size_t max = (size_t)CONFIG_GET(acllog_max_len);

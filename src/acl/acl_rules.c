@@ -115,13 +115,6 @@ unsigned acl_pubsub_default_flags(void) {
     return v && strcmp(v, "allchannels") == 0 ? SEL_ALLCHANNELS : 0;
 }
 
-static char *dup_bytes(const char *p, size_t n) {
-    char *s = rk_malloc(n + 1);
-    if (n) memcpy(s, p, n);
-    s[n] = '\0';
-    return s;
-}
-
 static void selector_init(struct acl_selector *s, unsigned flags) {
     memset(s, 0, sizeof *s);
     s->flags = flags | acl_pubsub_default_flags();
@@ -166,14 +159,14 @@ static void selector_copy(struct acl_selector *dst, const struct acl_selector *s
     dst->keys = src->nkeys ? rk_malloc(src->nkeys * sizeof *dst->keys) : NULL;
     for (unsigned i = 0; i < src->nkeys; i++) {
         dst->keys[i] = src->keys[i];
-        dst->keys[i].text = dup_bytes(src->keys[i].text, src->keys[i].len);
+        dst->keys[i].text = rk_strndup(src->keys[i].text, src->keys[i].len);
     }
     dst->channels = src->nchannels ? rk_malloc(src->nchannels * sizeof *dst->channels) : NULL;
-    for (unsigned i = 0; i < src->nchannels; i++) dst->channels[i] = dup_bytes(src->channels[i], strlen(src->channels[i]));
+    for (unsigned i = 0; i < src->nchannels; i++) dst->channels[i] = rk_strndup(src->channels[i], strlen(src->channels[i]));
     dst->first_args = src->nfirst_args ? rk_malloc(src->nfirst_args * sizeof *dst->first_args) : NULL;
     for (unsigned i = 0; i < src->nfirst_args; i++) {
         dst->first_args[i].cmd = src->first_args[i].cmd;
-        dst->first_args[i].arg = dup_bytes(src->first_args[i].arg, strlen(src->first_args[i].arg));
+        dst->first_args[i].arg = rk_strndup(src->first_args[i].arg, strlen(src->first_args[i].arg));
     }
 }
 
@@ -218,7 +211,7 @@ static const struct command *lookup_full_name(const char *name, size_t len) {
     return command_lookup_sub(parent, sub);
 }
 
-static bool has_spaces(const char *p, size_t n) {
+bool acl_has_spaces(const char *p, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (isspace((unsigned char)p[i]) || p[i] == '\0') return true;
     return false;
@@ -231,7 +224,7 @@ static void add_first_arg(struct acl_selector *s, int cmd, const char *arg, size
             return;
     s->first_args = rk_realloc(s->first_args, (s->nfirst_args + 1) * sizeof *s->first_args);
     s->first_args[s->nfirst_args].cmd = cmd;
-    s->first_args[s->nfirst_args].arg = dup_bytes(arg, len);
+    s->first_args[s->nfirst_args].arg = rk_strndup(arg, len);
     s->nfirst_args++;
 }
 
@@ -279,7 +272,7 @@ static enum rule_error add_key_pattern(struct acl_selector *s, const char *op, s
     } else {
         perm = KEY_ALL;
     }
-    if (has_spaces(op + off, len - off)) return RULE_SYNTAX;
+    if (acl_has_spaces(op + off, len - off)) return RULE_SYNTAX;
     for (unsigned i = 0; i < s->nkeys; i++) {
         if (s->keys[i].len == len - off && memcmp(s->keys[i].text, op + off, len - off) == 0) {
             s->keys[i].perm |= perm;
@@ -288,7 +281,7 @@ static enum rule_error add_key_pattern(struct acl_selector *s, const char *op, s
         }
     }
     s->keys = rk_realloc(s->keys, (s->nkeys + 1) * sizeof *s->keys);
-    s->keys[s->nkeys++] = (struct key_pattern){ perm, dup_bytes(op + off, len - off), len - off,
+    s->keys[s->nkeys++] = (struct key_pattern){ perm, rk_strndup(op + off, len - off), len - off,
                                                 pattern_prefix(op + off, len - off) };
     s->flags &= ~SEL_ALLKEYS;
     return RULE_OK;
@@ -296,11 +289,11 @@ static enum rule_error add_key_pattern(struct acl_selector *s, const char *op, s
 
 static enum rule_error add_channel_pattern(struct acl_selector *s, const char *op, size_t len) {
     if (s->flags & SEL_ALLCHANNELS) return RULE_CHANNEL_AFTER_ALL;
-    if (has_spaces(op + 1, len - 1)) return RULE_SYNTAX;
+    if (acl_has_spaces(op + 1, len - 1)) return RULE_SYNTAX;
     for (unsigned i = 0; i < s->nchannels; i++)
         if (strlen(s->channels[i]) == len - 1 && memcmp(s->channels[i], op + 1, len - 1) == 0) return RULE_OK;
     s->channels = rk_realloc(s->channels, (s->nchannels + 1) * sizeof *s->channels);
-    s->channels[s->nchannels++] = dup_bytes(op + 1, len - 1);
+    s->channels[s->nchannels++] = rk_strndup(op + 1, len - 1);
     s->flags &= ~SEL_ALLCHANNELS;
     return RULE_OK;
 }
@@ -435,7 +428,7 @@ static enum rule_error change_password(struct acl_perms *p, const char *op, size
 
 /* (rules): a new selector */
 static enum rule_error add_selector(struct acl_perms *p, const char *op, size_t len) {
-    char *inner = dup_bytes(op + 1, len - 2);
+    char *inner = rk_strndup(op + 1, len - 2);
     char **words;
     int n = split_args(inner, &words);
     free(inner);
@@ -582,13 +575,14 @@ static void describe_selector(const struct acl_selector *s, struct rbuf *out) {
     selector_describe_commands(s, out);
 }
 
+const struct acl_user_flag acl_user_flags[ACL_USER_FLAGS] = {
+    { USER_ON, "on" }, { USER_OFF, "off" }, { USER_NOPASS, "nopass" },
+    { USER_SKIP_SANITIZE, "skip-sanitize-payload" }, { USER_SANITIZE, "sanitize-payload" },
+};
+
 void perms_describe(const struct acl_perms *p, struct rbuf *out) {
-    static const struct { unsigned flag; const char *name; } flags[] = {
-        { USER_ON, "on" }, { USER_OFF, "off" }, { USER_NOPASS, "nopass" },
-        { USER_SKIP_SANITIZE, "skip-sanitize-payload" }, { USER_SANITIZE, "sanitize-payload" },
-    };
-    for (size_t i = 0; i < RK_ARRAY_LEN(flags); i++)
-        if (p->flags & flags[i].flag) rbuf_printf(out, "%s ", flags[i].name);
+    for (size_t i = 0; i < ACL_USER_FLAGS; i++)
+        if (p->flags & acl_user_flags[i].flag) rbuf_printf(out, "%s ", acl_user_flags[i].name);
     for (unsigned i = 0; i < p->npass; i++) rbuf_printf(out, "#%s ", p->pass[i]);
     for (unsigned i = 0; i < p->nsel; i++) {
         if (i) rbuf_printf(out, " (");

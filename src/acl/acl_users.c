@@ -208,14 +208,6 @@ struct acl_user *acl_authenticate(struct slice name, struct slice pass) {
 
 /* ---- SETUSER ---- */
 
-static bool name_has_spaces(const char *p, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r' || p[i] == '\v' || p[i] == '\f' ||
-            p[i] == '\0')
-            return true;
-    return false;
-}
-
 static char *error_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *error_printf(const char *fmt, ...) {
     va_list ap;
@@ -245,16 +237,12 @@ static struct slice *merge_selectors(int argc, const struct slice *in, int *nout
             rbuf_append(&sel, " ", 1);
             rbuf_append(&sel, op.ptr, op.len);
             if (op.len && op.ptr[op.len - 1] == ')') {
-                char *copy = rk_malloc(sel.len + 1);
-                memcpy(copy, sel.buf, sel.len);
-                out[n++] = (struct slice){ copy, sel.len };
+                out[n++] = (struct slice){ rk_strndup(sel.buf, sel.len), sel.len };
                 open_at = -1;
             }
             continue;
         }
-        char *copy = rk_malloc(op.len + 1);
-        if (op.len) memcpy(copy, op.ptr, op.len);
-        out[n++] = (struct slice){ copy, op.len };
+        out[n++] = (struct slice){ rk_strndup(op.ptr, op.len), op.len };
     }
     rbuf_free(&sel);
     if (open_at >= 0) {
@@ -298,7 +286,7 @@ static struct acl_perms *build_perms(const struct acl_perms *base, int argc, con
 }
 
 char *acl_setuser(struct slice name, int argc, const struct slice *rules) {
-    if (name_has_spaces(name.ptr, name.len)) return error_printf("ERR Usernames can't contain spaces or null characters");
+    if (acl_has_spaces(name.ptr, name.len)) return error_printf("ERR Usernames can't contain spaces or null characters");
     pthread_mutex_lock(&lock);
     long at = find_user(name.ptr, name.len);
     char *err = NULL;
@@ -344,10 +332,7 @@ static void selector_fields_reply(struct reply *r, const struct acl_selector *s)
 }
 
 bool acl_getuser_reply(struct reply *r, struct slice name) {
-    static const struct { unsigned flag; const char *name; } flags[] = {
-        { USER_ON, "on" }, { USER_OFF, "off" }, { USER_NOPASS, "nopass" },
-        { USER_SKIP_SANITIZE, "skip-sanitize-payload" }, { USER_SANITIZE, "sanitize-payload" },
-    };
+    const struct acl_user_flag *flags = acl_user_flags;
     pthread_mutex_lock(&lock);
     long at = find_user(name.ptr, name.len);
     if (at < 0) {
@@ -358,9 +343,9 @@ bool acl_getuser_reply(struct reply *r, struct slice name) {
     reply_map(r, 6);
     reply_bulk_cstr(r, "flags");
     size_t nflags = 0;
-    for (size_t i = 0; i < RK_ARRAY_LEN(flags); i++) nflags += (p->flags & flags[i].flag) != 0;
+    for (size_t i = 0; i < ACL_USER_FLAGS; i++) nflags += (p->flags & flags[i].flag) != 0;
     reply_set(r, nflags);
-    for (size_t i = 0; i < RK_ARRAY_LEN(flags); i++)
+    for (size_t i = 0; i < ACL_USER_FLAGS; i++)
         if (p->flags & flags[i].flag) reply_bulk_cstr(r, flags[i].name);
     reply_bulk_cstr(r, "passwords");
     reply_array(r, p->npass);
@@ -508,7 +493,7 @@ static struct loaded_user *parse_acl_file(const char *path, size_t *nout, struct
         if (argc == 0) { free_words(argv, argc); continue; }
         if (strcmp(argv[0], "user") != 0 || argc < 2) {
             rbuf_printf(errors, "%s:%d should start with user keyword followed by the username. ", path, linenum);
-        } else if (name_has_spaces(argv[1], strlen(argv[1]))) {
+        } else if (acl_has_spaces(argv[1], strlen(argv[1]))) {
             rbuf_printf(errors, "'%s:%d: username '%s' contains invalid characters. ", path, linenum, argv[1]);
         } else {
             bool dup = false;

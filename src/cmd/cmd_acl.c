@@ -23,6 +23,11 @@
 #define ARG(i) (c->argv[i])
 #define ARG_IS(i, s) slice_eq_nocase(c->argv[i], s)
 
+static const char ERR_NO_ACL_FILE[] =
+    "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL "
+    "SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to "
+    "store users in the Redis configuration.";
+
 static void reply_acl_syntax(struct cmd_ctx *c) {
     reply_errorf(&c->r, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try ACL HELP.",
                  (int)(ARG(1).len > 128 ? 128 : ARG(1).len), ARG(1).ptr);
@@ -46,9 +51,7 @@ static void acl_change(struct cmd_ctx *c) {
     } else if (ARG_IS(1, "load")) {
         if (c->argc != 2) { reply_acl_syntax(c); return; }
         if (!acl_has_file()) {
-            reply_error(&c->r, "ERR This Redis instance is not configured to use an ACL file. You may want to specify "
-                               "users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have "
-                               "a Redis configuration file set) in order to store users in the Redis configuration.");
+            reply_error(&c->r, ERR_NO_ACL_FILE);
             return;
         }
         char *err = acl_load_file();
@@ -203,9 +206,7 @@ void cmd_acl(struct cmd_ctx *c) {
         reply_bulk(&c->r, c->client->user->name, c->client->user->namelen);
     } else if (ARG_IS(1, "save")) {
         if (!acl_has_file())
-            reply_error(&c->r, "ERR This Redis instance is not configured to use an ACL file. You may want to specify "
-                               "users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have "
-                               "a Redis configuration file set) in order to store users in the Redis configuration.");
+            reply_error(&c->r, ERR_NO_ACL_FILE);
         else if (acl_save_file()) reply_ok(&c->r);
         else reply_error(&c->r, "ERR There was an error trying to save the ACLs. Please check the server logs for more "
                                 "information");

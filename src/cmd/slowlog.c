@@ -62,10 +62,7 @@ static bool arg_redacted(const struct command *cmd, int argc, const struct slice
 #define ARG_IS(i, s) slice_eq_nocase(c->argv[i], s)
 
 static struct slice copy_text(const char *p, size_t len) {
-    char *s = rk_malloc(len + 1);
-    memcpy(s, p, len);
-    s[len] = '\0';
-    return (struct slice){ s, len };
+    return (struct slice){ rk_strndup(p, len), len };
 }
 
 static char *dup_cstr(const char *s) {

@@ -12,12 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-char *config_strdup(const char *s) {
-    size_t n = strlen(s);
-    char *p = rk_malloc(n + 1);
-    memcpy(p, s, n + 1);
-    return p;
-}
+char *config_strdup(const char *s) { return rk_strndup(s, strlen(s)); }
 
 void rewrite_append(struct rewrite_state *st, char *text, char *option) {
     if (st->n == st->cap) {

@@ -30,6 +30,13 @@ void *rk_malloc(size_t n) {
     return p;
 }
 
+char *rk_strndup(const char *p, size_t n) {
+    char *s = rk_malloc(n + 1);
+    if (n) memcpy(s, p, n);
+    s[n] = '\0';
+    return s;
+}
+
 void *rk_realloc(void *p, size_t n) {
     void *q = realloc(p, n ? n : 1);
     if (RK_UNLIKELY(q == NULL)) rk_oom(n);
