@@ -59,6 +59,8 @@ void *rk_realloc(void *p, size_t n);
 void *rk_calloc(size_t n, size_t size);
 /* n bytes of p and a NUL, in memory of their own (p may be NULL when n is 0). */
 char *rk_strndup(const char *p, size_t n);
+/* printf into memory of its own. */
+__attribute__((format(printf, 1, 2))) char *rk_asprintf(const char *fmt, ...);
 /* Zeroed, at an address that is a multiple of align (a power of two); free() it. */
 void *rk_calloc_aligned(size_t align, size_t size);
 

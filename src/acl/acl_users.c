@@ -208,15 +208,6 @@ struct acl_user *acl_authenticate(struct slice name, struct slice pass) {
 
 /* ---- SETUSER ---- */
 
-static char *error_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *error_printf(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0) abort();
-    va_end(ap);
-    return s;
-}
 
 /* Redis's ACLMergeSelectorArguments: "(~a" "+get)" is one rule "(~a +get)".
  * Returns the rules (malloc'd copies), or NULL with *bad the index where an
@@ -266,7 +257,7 @@ static struct acl_perms *build_perms(const struct acl_perms *base, int argc, con
     int n = 0, bad = 0;
     struct slice *rules = merge_selectors(argc, in, &n, &bad);
     if (!rules) {
-        *err = error_printf("ERR Unmatched parenthesis in acl selector starting at '%.*s'.", (int)in[bad].len,
+        *err = rk_asprintf("ERR Unmatched parenthesis in acl selector starting at '%.*s'.", (int)in[bad].len,
                             in[bad].ptr);
         return NULL;
     }
@@ -274,7 +265,7 @@ static struct acl_perms *build_perms(const struct acl_perms *base, int argc, con
     for (int i = 0; i < n; i++) {
         enum rule_error e = perms_apply(p, rules[i].ptr, rules[i].len);
         if (e != RULE_OK) {
-            *err = error_printf("ERR Error in ACL SETUSER modifier '%.*s': %s", (int)rules[i].len, rules[i].ptr,
+            *err = rk_asprintf("ERR Error in ACL SETUSER modifier '%.*s': %s", (int)rules[i].len, rules[i].ptr,
                                 rule_error_text(e));
             perms_free(p);
             p = NULL;
@@ -286,7 +277,7 @@ static struct acl_perms *build_perms(const struct acl_perms *base, int argc, con
 }
 
 char *acl_setuser(struct slice name, int argc, const struct slice *rules) {
-    if (acl_has_spaces(name.ptr, name.len)) return error_printf("ERR Usernames can't contain spaces or null characters");
+    if (acl_has_spaces(name.ptr, name.len)) return rk_asprintf("ERR Usernames can't contain spaces or null characters");
     pthread_mutex_lock(&lock);
     long at = find_user(name.ptr, name.len);
     char *err = NULL;
@@ -553,7 +544,7 @@ char *acl_load_file(void) {
     free_loaded(v, n);
     if (errors.len == 0) return NULL;
     if (opened) rbuf_printf(&errors, "WARNING: ACL errors detected, no change to the previously active ACL rules was performed");
-    char *s = error_printf("ERR %s", errors.buf);
+    char *s = rk_asprintf("ERR %s", errors.buf);
     rbuf_free(&errors);
     return s;
 }

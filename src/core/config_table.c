@@ -396,18 +396,6 @@ void config_note_inert(const struct param *p) {
     rk_log(LL_WARNING, "%s is accepted but has no effect in ringkv yet", p->name);
 }
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *s = rk_malloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
 
 /* ------------------------------------------------------------ defaults */
 
@@ -510,7 +498,7 @@ struct set_item {
 static const char *item_name(const struct set_item *it) { return it->alias ? it->p->alias : it->p->name; }
 
 static char *set_failed(const char *name, size_t len, const char *why) {
-    return xasprintf("ERR CONFIG SET failed (possibly related to argument '%.*s') - %s", (int)len, name, why);
+    return rk_asprintf("ERR CONFIG SET failed (possibly related to argument '%.*s') - %s", (int)len, name, why);
 }
 
 /* Names first: unknown, immutable, protected, duplicate. */
@@ -521,7 +509,7 @@ static char *check_names(const struct slice *argv, int n, bool local_client, str
         struct set_item *it = &items[i];
         it->p = param_lookup(name.ptr, name.len, &it->alias);
         if (!it->p)
-            return xasprintf("ERR Unknown option or number of arguments for CONFIG SET - '%.*s'",
+            return rk_asprintf("ERR Unknown option or number of arguments for CONFIG SET - '%.*s'",
                              (int)name.len, name.ptr);
         if (it->p->flags & PF_IMMUTABLE) return set_failed(name.ptr, name.len, "can't set immutable config");
         if ((it->p->flags & PF_PROTECTED) && !protected_ok)
@@ -572,7 +560,7 @@ static void store_logged(struct set_item *it, struct rbuf *before, struct rbuf *
 }
 
 char *config_set(const struct slice *argv, int argc, bool local_client) {
-    if (argc < 2 || argc % 2) return xasprintf("ERR syntax error");
+    if (argc < 2 || argc % 2) return rk_asprintf("ERR syntax error");
     int n = argc / 2;
     struct set_item *items = rk_calloc((size_t)n, sizeof *items);
     config_lock();

@@ -37,19 +37,6 @@
 
 static void out_str(struct rbuf *out, const char *s) { rbuf_printf(out, "%s", s); }
 
-/* A config line for CONFIG REWRITE (malloc'd, NUL-terminated). */
-static char *line_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *line_printf(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *line = rk_malloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(line, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return line;
-}
 
 /* A message built at run time (the enum list); one per thread is enough,
  * since the text is copied into the reply before the next parse. */
@@ -247,12 +234,12 @@ static bool never_same(const struct param *p, const struct pvalue *v) {
 static void save_rewrite(const struct param *p, const char *def, struct rewrite_state *st) {
     (void)def;
     const char *text = save_text ? save_text : "";
-    if (!*text) rewrite_line(st, p->name, line_printf("save \"\""), true);
+    if (!*text) rewrite_line(st, p->name, rk_asprintf("save \"\""), true);
     for (const char *t = text; *t;) {
         long long secs, changes;
         int used = 0;
         if (sscanf(t, "%lld %lld%n", &secs, &changes, &used) != 2) break;
-        rewrite_line(st, p->name, line_printf("save %lld %lld", secs, changes), true);
+        rewrite_line(st, p->name, rk_asprintf("save %lld %lld", secs, changes), true);
         t += used;
         while (*t == ' ') t++;
     }
@@ -332,7 +319,7 @@ static void obuf_rewrite(const struct param *p, const char *def, struct rewrite_
         rewrite_format_memory(hard, sizeof hard, v[0]);
         rewrite_format_memory(soft, sizeof soft, v[1]);
         bool force = v[0] != defaults[c][0] || v[1] != defaults[c][1] || v[2] != defaults[c][2];
-        rewrite_line(st, p->name, line_printf("%s %s %s %s %ld", p->name, names[c], hard, soft, (long)v[2]), force);
+        rewrite_line(st, p->name, rk_asprintf("%s %s %s %s %ld", p->name, names[c], hard, soft, (long)v[2]), force);
     }
 }
 
@@ -378,7 +365,7 @@ static bool oom_same(const struct param *p, const struct pvalue *v) {
 static void oom_rewrite(const struct param *p, const char *def, struct rewrite_state *st) {
     (void)def;
     bool force = oom_values[0] != 0 || oom_values[1] != 200 || oom_values[2] != 800;
-    rewrite_line(st, p->name, line_printf("%s %d %d %d", p->name, oom_values[0], oom_values[1], oom_values[2]), force);
+    rewrite_line(st, p->name, rk_asprintf("%s %d %d %d", p->name, oom_values[0], oom_values[1], oom_values[2]), force);
 }
 
 const struct special_ops special_oom = { oom_parse, oom_store, oom_format, oom_same, oom_rewrite };
@@ -490,7 +477,7 @@ static void bind_rewrite(const struct param *p, const char *def, struct rewrite_
         rewrite_mark(st, p->name);
         return;
     }
-    rewrite_line(st, p->name, *b ? line_printf("%s %s", p->name, b) : line_printf("%s \"\"", p->name), true);
+    rewrite_line(st, p->name, *b ? rk_asprintf("%s %s", p->name, b) : rk_asprintf("%s \"\"", p->name), true);
 }
 
 const struct special_ops special_bind = { bind_parse, bind_store, bind_format, never_same, bind_rewrite };
@@ -538,7 +525,7 @@ static void replicaof_rewrite(const struct param *p, const char *def, struct rew
         rewrite_mark(st, p->name);
         return;
     }
-    rewrite_line(st, p->name, line_printf("%s %s %d", p->name, master_host, master_port), true);
+    rewrite_line(st, p->name, rk_asprintf("%s %s %d", p->name, master_host, master_port), true);
 }
 
 const struct special_ops special_replicaof = { replicaof_parse, replicaof_store, replicaof_format, never_same,
@@ -596,7 +583,7 @@ static void percentiles_format(const struct param *p, struct rbuf *out) {
 static void percentiles_rewrite(const struct param *p, const char *def, struct rewrite_state *st) {
     (void)def;
     const char *t = percentiles_text ? percentiles_text : "";
-    rewrite_line(st, p->name, *t ? line_printf("%s %s", p->name, t) : line_printf("%s \"\"", p->name), true);
+    rewrite_line(st, p->name, *t ? rk_asprintf("%s %s", p->name, t) : rk_asprintf("%s \"\"", p->name), true);
 }
 
 const struct special_ops special_percentiles = { percentiles_parse, percentiles_store, percentiles_format, never_same,

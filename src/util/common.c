@@ -37,6 +37,18 @@ char *rk_strndup(const char *p, size_t n) {
     return s;
 }
 
+char *rk_asprintf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = rk_malloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
 void *rk_realloc(void *p, size_t n) {
     void *q = realloc(p, n ? n : 1);
     if (RK_UNLIKELY(q == NULL)) rk_oom(n);
