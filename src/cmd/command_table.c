@@ -500,7 +500,7 @@ static const struct command *lookup_uncached(const char *name, size_t len) {
     uint32_t h = name_hash(name, len) & (LOOKUP_SIZE - 1);
     for (const char *n; (n = lookup_table[h].name); h = (h + 1) & (LOOKUP_SIZE - 1)) {
         size_t i = 0;
-        while (i < len && n[i] == ascii_lower(name[i])) i++;
+        while (i < len && n[i] && n[i] == ascii_lower(name[i])) i++;   /* a NUL in name: not past n's end */
         if (i == len && n[len] == '\0') return lookup_table[h].cmd;
     }
     return NULL;

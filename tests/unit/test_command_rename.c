@@ -25,6 +25,19 @@ static bool listed(const struct command *cmd) {
     return false;
 }
 
+/* A name with a NUL where a table name ends ("DECR\0\x0f", as a client may
+ * send it) is no command, and the compare stops at the table name's end
+ * (fuzz_command found it reading past "decr", which ASan shows;
+ * tests/fuzz/corpus/fuzz_command/regression_nul_in_name replays it). */
+static void test_lookup_nul_in_name(void **state) {
+    (void)state;
+    command_table_init();
+    static const char name[] = "DECR\0\x0f";   /* the fuzzer's: its hash probes "decr" */
+    assert_null(command_lookup(name, sizeof name - 1));
+    assert_null(command_lookup("decr\0", 5));
+    assert_non_null(command_lookup("decr", 4));
+}
+
 static void test_rename(void **state) {
     (void)state;
     command_table_init();
@@ -79,6 +92,7 @@ static void test_rename(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lookup_nul_in_name),
         cmocka_unit_test(test_rename),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
