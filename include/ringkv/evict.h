@@ -34,6 +34,15 @@
 
 struct shard;
 
+/* What the latency monitor learns of one evict_iteration (LATENCY's
+ * "eviction-cycle" and "eviction-del" events, as Redis's performEvictions
+ * reports them): asked for only while the monitor is on. */
+struct evict_timing {
+    bool evicted;              /* the shard was over and took its turn */
+    uint64_t cycle_ticks;      /* that turn, clock.h ticks */
+    uint64_t longest_del_ticks;/* its slowest single key deletion */
+};
+
 /* The worker's turn, once per loop iteration (may_evict: the shard is not
  * held by a transaction): evict from s while used_memory is over
  * maxmemory, while s holds the best candidate of all shards (or, peers
@@ -43,9 +52,9 @@ struct shard;
  * whether anything is left to evict anywhere. *wake_peers: still over, the
  * other workers should take their turn now rather than at their next tick.
  * Returns whether deny-oom commands must be refused until the next
- * iteration. */
+ * iteration. timing: NULL, or where the turn's durations go. */
 bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards, long long now_ms, bool may_evict,
-                     bool *wake_peers);
+                     bool *wake_peers, struct evict_timing *timing);
 /* The shard's eviction state is freed (before shard_destroy). */
 void evict_shard_free(struct shard *s);
 

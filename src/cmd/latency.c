@@ -208,6 +208,9 @@ static void doctor(struct rbuf *b) {
         else if (!strcmp(name, "expire-cycle"))
             rbuf_printf(b, "- expire-cycle: many keys expiring at once, or big values expiring: "
                       "lazyfree-lazy-expire yes frees them off the shard's thread.\n");
+        else if (!strcmp(name, "eviction-cycle") || !strcmp(name, "eviction-del"))
+            rbuf_printf(b, "- %s: keys evicted under maxmemory; big values take long to free "
+                      "(lazyfree-lazy-eviction yes), and a lower maxmemory-eviction-tenacity shortens a cycle.\n", name);
         else
             rbuf_printf(b, "- %s: see LATENCY HISTORY %s for when it happens.\n", name, name);
     }

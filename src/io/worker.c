@@ -397,7 +397,14 @@ static void worker_evict(struct worker *w) {
                !(atomic_load_explicit(&rk_persist.gate, memory_order_acquire) & PERSIST_GATE_LOADING);
     stamp_clock(w->now_ms);
     bool wake_peers;
-    w->mem_refuse = evict_iteration(&w->shard, srv.shard_ptrs, srv.nworkers, w->now_ms, may, &wake_peers);
+    struct evict_timing timing = {0};
+    bool timed = RK_UNLIKELY(latency_monitor_on());
+    w->mem_refuse = evict_iteration(&w->shard, srv.shard_ptrs, srv.nworkers, w->now_ms, may, &wake_peers,
+                                    timed ? &timing : NULL);
+    if (RK_UNLIKELY(timing.evicted)) {
+        latency_add_sample_if_needed("eviction-del", ticks_to_ns(timing.longest_del_ticks) / 1000000);
+        latency_add_sample_if_needed("eviction-cycle", ticks_to_ns(timing.cycle_ticks) / 1000000);
+    }
     if (RK_UNLIKELY(wake_peers))
         for (unsigned i = 0; i < srv.nworkers; i++)
             if (i != w->id && atomic_load_explicit(&srv.workers[i].sleeping, memory_order_relaxed))

@@ -9,6 +9,7 @@
  * UINT64_MAX minus the expiry time (TTL), so one order serves all three.
  */
 #include "ringkv/evict.h"
+#include "ringkv/clock.h"
 #include "ringkv/db.h"
 #include "ringkv/command.h"
 #include "ringkv/config.h"
@@ -314,7 +315,8 @@ static void pay(long long freed) { atomic_fetch_sub_explicit(&evict_owed, freed,
  * publish (they are woken for it). The random policies free their shares
  * each iteration. */
 static enum evict_outcome evict_until(struct shard *s, struct shard *const *all, unsigned nshards,
-                                      enum evict_policy p, size_t limit, long long now_ms) {
+                                      enum evict_policy p, size_t limit, long long now_ms,
+                                      struct evict_timing *timing) {
     struct cmd_ctx ctx = { .shard = s, .shards = &s, .nshards = 1, .now_ms = now_ms };
     struct rbuf key = {0};
     bool random = p == EVICT_ALLKEYS_RANDOM || p == EVICT_VOLATILE_RANDOM;
@@ -344,7 +346,9 @@ static enum evict_outcome evict_until(struct shard *s, struct shard *const *all,
             break;
         }
         if (!random) pool_take(s, &dbi, &key);
+        uint64_t t0 = timing ? clock_ticks() : 0;
         long long f = db_evict_key(&ctx, dbi, (struct slice){ key.buf, key.len });
+        if (timing && clock_ticks() - t0 > timing->longest_del_ticks) timing->longest_del_ticks = clock_ticks() - t0;
         freed += f;
         pay(f);
         if (++evicted % CHECK_EVERY == 0 && monotonic_us() - start > budget) break;
@@ -356,7 +360,7 @@ static enum evict_outcome evict_until(struct shard *s, struct shard *const *all,
 }
 
 bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards, long long now_ms, bool may_evict,
-                     bool *wake_peers) {
+                     bool *wake_peers, struct evict_timing *timing) {
     *wake_peers = false;
     long long maxmemory = CONFIG_GET(maxmemory);
     bool publish = may_evict && (maxmemory > 0 || now_ms - s->evictable_ms >= EVICTABLE_EVERY_MS);
@@ -370,7 +374,12 @@ bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards
     if (mem_used_for_evict() <= (size_t)maxmemory) return false;
     if (p == EVICT_NOEVICTION) return true;
     if (may_evict) {
-        enum evict_outcome out = evict_until(s, all, nshards, p, (size_t)maxmemory, now_ms);
+        uint64_t t0 = timing ? clock_ticks() : 0;
+        enum evict_outcome out = evict_until(s, all, nshards, p, (size_t)maxmemory, now_ms, timing);
+        if (timing) {
+            timing->evicted = true;
+            timing->cycle_ticks = clock_ticks() - t0;
+        }
         /* keys the sampling cannot find (a few TTL keys among many) do not
          * count as evictable: without them the limit must refuse writes */
         atomic_store_explicit(&s->evictable, out == EVICT_NOTHING ? 0 : shard_candidates(s, p), memory_order_relaxed);

@@ -154,8 +154,13 @@ static size_t evict_room(const char *policy, size_t room) {
     set_config("maxmemory", limit);
     size_t before = table_size(&shard.dbs[0].table);
     bool wake;
-    bool refuse = evict_iteration(&shard, shards, 1, NOW + NKEYS * 1000LL, true, &wake);
+    struct evict_timing timing = {0};
+    bool refuse = evict_iteration(&shard, shards, 1, NOW + NKEYS * 1000LL, true, &wake, &timing);
     assert_false(refuse);
+    /* the turn is timed for the latency monitor: one cycle, of which the
+     * slowest deletion is a part */
+    assert_true(timing.evicted);
+    assert_true(timing.cycle_ticks >= timing.longest_del_ticks);
     set_config("maxmemory", "0");
     return before - table_size(&shard.dbs[0].table);
 }
@@ -209,16 +214,20 @@ static void test_noeviction_refuses(void **state) {
     (void)state;
     bool wake;
     fill();
+    struct evict_timing timing = {0};
+    assert_false(evict_iteration(&shard, shards, 1, NOW, true, &wake, &timing));
+    assert_false(timing.evicted);   /* under the limit (none): no eviction turn to time */
     set_config("maxmemory-policy", "noeviction");
     set_config("maxmemory", "1");
-    assert_true(evict_iteration(&shard, shards, 1, NOW, true, &wake));
+    assert_true(evict_iteration(&shard, shards, 1, NOW, true, &wake, &timing));
+    assert_false(timing.evicted);   /* noeviction refuses, it does not evict */
     assert_int_equal(table_size(&shard.dbs[0].table), NKEYS);
     /* nothing left to take under allkeys: refused too */
     set_config("maxmemory-policy", "allkeys-random");
-    assert_true(evict_iteration(&shard, shards, 1, NOW, true, &wake));
+    assert_true(evict_iteration(&shard, shards, 1, NOW, true, &wake, NULL));
     assert_int_equal(table_size(&shard.dbs[0].table), 0);
     set_config("maxmemory", "0");
-    assert_false(evict_iteration(&shard, shards, 1, NOW, true, &wake));
+    assert_false(evict_iteration(&shard, shards, 1, NOW, true, &wake, NULL));
     done();
 }
 
