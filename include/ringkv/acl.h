@@ -77,8 +77,9 @@ bool acl_default_nopass(void);
 /* The default user has the nopass flag (on or off): protected mode's and
  * AUTH <password>'s test, as Redis's. */
 bool acl_default_passwordless(void);
-/* requirepass: the default user's only password, or nopass (NULL/""). */
-void acl_set_requirepass(const char *pass);
+/* requirepass: the default user's only password (len bytes, NUL bytes
+ * included), or nopass (NULL or len 0). */
+void acl_set_requirepass(const char *pass, size_t len);
 
 /* AUTH user pass: the user with a reference, or NULL (unknown, disabled,
  * wrong password: Redis's one WRONGPASS for all three). */

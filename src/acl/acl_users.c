@@ -113,10 +113,9 @@ static struct acl_perms *default_perms(void) {
 }
 
 /* requirepass: resetpass, then >pass or nopass (Redis's ACLUpdateDefaultUserPassword) */
-static void apply_requirepass(struct acl_perms *p, const char *pass) {
+static void apply_requirepass(struct acl_perms *p, const char *pass, size_t n) {
     perms_apply(p, "resetpass", 9);
-    if (pass && pass[0]) {
-        size_t n = strlen(pass);
+    if (pass && n) {
         char *op = rk_malloc(n + 1);
         op[0] = '>';
         memcpy(op + 1, pass, n);
@@ -132,17 +131,17 @@ void acl_init(void) {
     pthread_mutex_lock(&lock);
     default_user = user_new("default", 7);
     struct acl_perms *p = default_perms();
-    apply_requirepass(p, rk_config.requirepass);
+    apply_requirepass(p, rk_config.requirepass, rk_config.requirepass ? strlen(rk_config.requirepass) : 0);
     publish(default_user, p);
     insert_user(default_user);
     pthread_mutex_unlock(&lock);
 }
 
-void acl_set_requirepass(const char *pass) {
+void acl_set_requirepass(const char *pass, size_t len) {
     if (!default_user) return;   /* acl_init reads it */
     pthread_mutex_lock(&lock);
     struct acl_perms *p = perms_copy(perms_of(default_user));
-    apply_requirepass(p, pass);
+    apply_requirepass(p, pass, len);
     publish(default_user, p);
     pthread_mutex_unlock(&lock);
 }

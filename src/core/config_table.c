@@ -121,16 +121,17 @@ static bool apply_repl_backlog(struct pvalue *v, const char **err) {
 
 /* ------------------------------------------------------------ values ringkv acts on once stored */
 
-/* The log's level follows loglevel however it is set (default, file,
- * command line, CONFIG SET). */
-/* the default user's password (acl.h) */
-static void stored_requirepass(const struct param *p) {
+/* the default user's password (acl.h), NUL bytes and all */
+static void stored_requirepass(const struct param *p, const struct pvalue *v) {
     (void)p;
-    acl_set_requirepass(rk_config.requirepass);
+    acl_set_requirepass(v->s, v->s ? v->slen : 0);
 }
 
-static void stored_loglevel(const struct param *p) {
+/* The log's level follows loglevel however it is set (default, file,
+ * command line, CONFIG SET). */
+static void stored_loglevel(const struct param *p, const struct pvalue *v) {
     (void)p;
+    (void)v;
     const char *name = __atomic_load_n(&rk_config.loglevel, __ATOMIC_ACQUIRE);
     for (const struct penum *e = loglevel_enum; e->name; e++)
         if (name && strcmp(e->name, name) == 0) rk_log_set_level((int)e->value);
@@ -144,6 +145,7 @@ static void stored_loglevel(const struct param *p) {
 #define MULTI  PF_MULTI_ARG
 #define INERT  PF_INERT
 #define NUL    PF_EMPTY_NULL
+#define BIN    PF_BINARY
 
 #define BOOL_(nm, al, fl, dflt, ...) \
     { .name = nm, .alias = al, .type = PT_BOOL, .flags = fl, .min = 0, .max = 1, .def = dflt, __VA_ARGS__ }
@@ -180,7 +182,7 @@ static struct param params[] = {
     NUM_("io-batch-wait-us", NULL, 0, 0, 0, 10000, 50, FIELD(io_batch_wait_us)),
     NUM_("maxclients", NULL, 0, U, 1, UINT_MAX, 10000, FIELD(maxclients), .apply = apply_maxclients),
     NUM_("timeout", NULL, 0, 0, 0, I_MAX, 0, FIELD(timeout)),
-    STR_("requirepass", NULL, NUL, NULL, FIELD(requirepass), .stored = stored_requirepass),
+    STR_("requirepass", NULL, NUL | BIN, NULL, FIELD(requirepass), .stored = stored_requirepass),
     BOOL_("protected-mode", NULL, 0, 1, FIELD(protected_mode)),
     NUM_("proto-max-bulk-len", NULL, 0, MEM, MB, L_MAX, 512 * MB, FIELD(proto_max_bulk_len)),
     NUM_("client-query-buffer-limit", NULL, 0, MEM | U, MB, L_MAX, 1024 * MB, FIELD(client_query_buffer_limit)),
@@ -543,6 +545,11 @@ static bool parse_set_value(struct set_item *it, struct slice value, const char 
         }
     }
     bool ok = pvalue_parse(it->p, words, n, &it->v, err);
+    if (ok && (it->p->flags & PF_BINARY) && memchr(value.ptr, '\0', value.len)) {
+        free(it->v.s);
+        it->v.s = rk_strndup(value.ptr, value.len);
+        it->v.slen = value.len;
+    }
     free(words);
     free(s);
     return ok;

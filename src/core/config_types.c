@@ -664,6 +664,7 @@ static bool parse_plain(const struct param *p, const char *s, struct pvalue *v, 
     }
     default:   /* PT_STRING */
         v->s = config_strdup(s);
+        v->slen = strlen(s);
         return true;
     }
 }
@@ -722,6 +723,7 @@ bool pvalue_same(const struct param *p, const struct pvalue *v) {
         return __atomic_load_n((const char **)home, __ATOMIC_RELAXED) == v->e;
     case PT_STRING: {
         const char *cur = __atomic_load_n((char **)home, __ATOMIC_ACQUIRE);
+        if (v->s && v->slen != strlen(v->s)) return false;   /* binary: not what the C string shows */
         return cur == v->s || (cur && v->s && strcmp(cur, v->s) == 0);
     }
     default:
@@ -733,7 +735,7 @@ static void store_value(const struct param *p, const struct pvalue *v);
 
 void param_store(const struct param *p, const struct pvalue *v) {
     store_value(p, v);
-    if (p->stored) p->stored(p);
+    if (p->stored) p->stored(p, v);
 }
 
 static void store_value(const struct param *p, const struct pvalue *v) {
@@ -828,6 +830,7 @@ void param_set_default(struct param *p) {
         break;
     case PT_STRING:
         v.s = p->def_str ? config_strdup(p->def_str) : NULL;
+        v.slen = v.s ? strlen(v.s) : 0;
         break;
     default: {
         if (!p->def_str) return;   /* dir: the directory we were started in */

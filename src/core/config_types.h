@@ -24,6 +24,10 @@ enum ptype { PT_BOOL, PT_NUM, PT_ENUM, PT_FLAGS, PT_STRING, PT_SPECIAL };
 #define PF_MULTI_ARG   (1u << 3)   /* the value is several words */
 #define PF_INERT       (1u << 4)   /* stored and reported; ringkv does not act on it yet */
 #define PF_EMPTY_NULL  (1u << 5)   /* string: "" is stored as NULL */
+/* string: CONFIG SET keeps a value's NUL bytes for the stored hook (a
+ * binary requirepass); the stored C string, which CONFIG GET shows, ends
+ * at the first */
+#define PF_BINARY      (1u << 6)
 
 /* How a number may be written (Redis's numeric config flags). */
 #define NF_MEMORY      (1u << 0)   /* 1gb, 512mb, 10k ... */
@@ -42,6 +46,7 @@ struct pvalue {
     long long n;
     const char *e;          /* enum: the canonical name (static) */
     char *s;                /* malloc'd string, or NULL */
+    size_t slen;            /* s's length: past a NUL byte for PF_BINARY */
     long long x[9];
     unsigned mask;
     int dirfd;              /* dir: the directory opened by parsing, + 1 (0 = none) */
@@ -79,8 +84,9 @@ struct param {
      * adjust the value, as Redis's apply functions do) */
     bool (*apply)(struct pvalue *v, const char **err);
     /* after every store (the default, a config line, CONFIG SET): for a
-     * value that something outside the table mirrors (loglevel) */
-    void (*stored)(const struct param *p);
+     * value that something outside the table mirrors (loglevel), which
+     * has v, the value stored, at hand */
+    void (*stored)(const struct param *p, const struct pvalue *v);
     /* storage of the parameters that have no field in struct rk_config */
     union { long long n; char *s; const char *e; } own;
 };

@@ -309,6 +309,14 @@ static void test_requirepass_is_the_default_password(void **state)
     redisReply *r = cmd(c, "ACL LIST");
     assert_non_null(strstr(r->element[0]->str, " #2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b "));
     freeReplyObject(r);
+    /* a binary password keeps its NUL byte (Redis's sds); what the bytes
+     * before it say is wrong */
+    OK(c, "CONFIG SET requirepass %b", "abc\0def", (size_t)7);
+    ERR(n, "WRONGPASS invalid username-password pair or user is disabled.", "AUTH abc");
+    OK(n, "AUTH %b", "abc\0def", (size_t)7);
+    OK(c, "CONFIG SET requirepass %b", "\0", (size_t)1);
+    ERR(n, "WRONGPASS invalid username-password pair or user is disabled.", "AUTH %s", "");
+    OK(n, "AUTH %b", "\0", (size_t)1);
     OK(c, "CONFIG SET requirepass %s", "");
     ERR(n, "ERR AUTH <password> called without any password configured for the default user. Are you sure your "
            "configuration is correct?", "AUTH secret");
