@@ -94,6 +94,8 @@ struct rk_config {
     const char *loglevel;           /* "debug", "verbose", "notice" or "warning" */
     char *logfile;                  /* "" = standard output */
     char *pidfile;                  /* NULL = none */
+    char *unixsocket;               /* NULL = none */
+    long long unixsocketperm;
     long long always_show_logo;
     /* the config file given at start (absolute path), or NULL */
     char *config_file;
@@ -101,6 +103,9 @@ struct rk_config {
 
 extern struct rk_config rk_config;
 extern long long rk_config_proto_max_bulk_len;
+/* Bumped whenever port or bind is stored: each worker reopens its
+ * listeners when it sees a value it has not opened (listen.h). */
+extern unsigned rk_config_listen_gen;
 
 /* Relaxed read of a numeric parameter that CONFIG SET can change. */
 #define CONFIG_GET(field) __atomic_load_n(&rk_config.field, __ATOMIC_RELAXED)

@@ -35,7 +35,9 @@ void ring_recycle_buffer(struct worker *w, unsigned bid);
 /* Called every tick: after a quiet second, give the receive buffers' pages back. */
 void ring_trim_quiet_buffers(struct worker *w);
 
-void ring_arm_accept(struct worker *w);
+/* A multishot accept on listening socket fd; gen and slot come back in
+ * the user_data of its completions (UD_GEN, UD_IDX). */
+void ring_arm_accept(struct worker *w, int fd, unsigned gen, unsigned slot);
 void ring_arm_recv(struct client *c);
 void ring_cancel_recv(struct client *c);
 

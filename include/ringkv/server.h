@@ -16,6 +16,7 @@
 #include "ringkv/common.h"
 #include "ringkv/command.h"
 #include "ringkv/db.h"
+#include "ringkv/listen.h"
 #include "ringkv/mem.h"
 #include "ringkv/pubsub_dir.h"
 #include "ringkv/resp.h"
@@ -74,6 +75,7 @@ enum client_wait {
 #define CF_NO_EVICT       (1u << 25)  /* CLIENT NO-EVICT ON */
 #define CF_NO_TOUCH       (1u << 26)  /* CLIENT NO-TOUCH ON */
 #define CF_MON_FEED       (1u << 27)  /* the command being run is shown to monitors once it is consumed */
+#define CF_UNIX           (1u << 28)  /* connected through unixsocket */
 #define CF_PUBSUB         (1u << 20)  /* subscribed to something (nsubs > 0) */
 
 struct client {
@@ -207,7 +209,9 @@ struct worker {
     pthread_t thread;
     struct io_uring ring;
     int ring_fd;
-    int listen_fd;
+    struct listen_set listeners;    /* bind x port (listen.h), as of listen_gen */
+    unsigned listen_gen;            /* rk_config_listen_gen the listeners were opened for */
+    int unix_fd;                    /* unixsocket, on worker 0; -1 */
     struct io_uring_buf_ring *br;
     char *bufs;
     unsigned nbufs, buf_size;

@@ -14,6 +14,7 @@
 
 struct rk_config rk_config;
 long long rk_config_proto_max_bulk_len;
+unsigned rk_config_listen_gen;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 void config_lock(void) { pthread_mutex_lock(&lock); }

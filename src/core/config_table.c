@@ -18,6 +18,7 @@
  */
 #include "config_types.h"
 #include "ringkv/acl.h"
+#include "ringkv/listen.h"
 #include "ringkv/log.h"
 #include "ringkv/util.h"
 
@@ -81,18 +82,20 @@ static const struct penum propagation_enum[] = {
 
 /* ------------------------------------------------------------ changes ringkv cannot take now */
 
+/* CONFIG SET port and bind: the workers can listen there (listen.h);
+ * they move once the value is stored (stored_listen). */
 static bool apply_port(struct pvalue *v, const char **err) {
-    rk_log(LL_WARNING, "CONFIG SET port %lld refused: the listeners do not move at run time "
-           "(restart with --port)", v->n);
+    struct listen_set probe;
+    if (listen_open(&probe, __atomic_load_n(&rk_config.bind, __ATOMIC_ACQUIRE), v->n,
+                    LISTEN_SHARED | LISTEN_PROBE) == 0)
+        return true;
     *err = "Unable to listen on this port. Check server logs.";
     return false;
 }
 
 static bool apply_bind(struct pvalue *v, const char **err) {
-    const char *cur = __atomic_load_n(&rk_config.bind, __ATOMIC_ACQUIRE);
-    if (cur && strcmp(cur, v->s) == 0) return true;
-    rk_log(LL_WARNING, "CONFIG SET bind '%s' refused: the listeners do not move at run time "
-           "(restart with --bind)", v->s);
+    struct listen_set probe;
+    if (listen_open(&probe, v->s, CONFIG_GET(port), LISTEN_SHARED | LISTEN_PROBE) == 0) return true;
     *err = "Failed to bind to specified addresses.";
     return false;
 }
@@ -125,6 +128,12 @@ static bool apply_repl_backlog(struct pvalue *v, const char **err) {
 static void stored_requirepass(const struct param *p, const struct pvalue *v) {
     (void)p;
     acl_set_requirepass(v->s, v->s ? v->slen : 0);
+}
+
+static void stored_listen(const struct param *p, const struct pvalue *v) {
+    (void)p;
+    (void)v;
+    __atomic_add_fetch(&rk_config_listen_gen, 1, __ATOMIC_RELEASE);
 }
 
 /* The log's level follows loglevel however it is set (default, file,
@@ -172,8 +181,8 @@ static void stored_loglevel(const struct param *p, const struct pvalue *v) {
 
 static struct param params[] = {
     /* ---- what ringkv acts on */
-    NUM_("port", NULL, 0, 0, 0, 65535, 6379, FIELD(port), .apply = apply_port),
-    SPECIAL_("bind", NULL, MULTI, special_bind, "127.0.0.1", .apply = apply_bind),
+    NUM_("port", NULL, 0, 0, 0, 65535, 6379, FIELD(port), .apply = apply_port, .stored = stored_listen),
+    SPECIAL_("bind", NULL, MULTI, special_bind, "* -::*", .apply = apply_bind, .stored = stored_listen),
     /* ringkv's own start-time settings: CONFIG GET by exact name, so that a
      * tool which sets back everything CONFIG GET * lists meets Redis's set */
     NUM_("threads", NULL, IMM | HID, 0, 1, 64, 1, FIELD(threads)),
@@ -280,8 +289,8 @@ static struct param params[] = {
     STR_("bio_cpulist", NULL, IMM | NUL | INERT, NULL),
     STR_("aof_rewrite_cpulist", NULL, IMM | NUL | INERT, NULL),
     STR_("bgsave_cpulist", NULL, IMM | NUL | INERT, NULL),
-    STR_("unixsocket", NULL, IMM | NUL | INERT, NULL),
-    NUM_("unixsocketperm", NULL, IMM | INERT, NF_OCTAL | U, 0, 0777, 0),
+    STR_("unixsocket", NULL, IMM | NUL, NULL, FIELD(unixsocket)),
+    NUM_("unixsocketperm", NULL, IMM, NF_OCTAL | U, 0, 0777, 0, FIELD(unixsocketperm)),
     NUM_("socket-mark-id", NULL, IMM | INERT, U, 0, UINT_MAX, 0),
     STR_("bind-source-addr", NULL, NUL | INERT, NULL),
 

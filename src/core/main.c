@@ -18,12 +18,13 @@
  * Every worker binds the port with SO_REUSEPORT, which is how the kernel
  * spreads connections over them; but it would let a second ringkv bind the
  * same port too and take part of the connections. So before the workers
- * start, port_in_use() binds one plain socket (no SO_REUSEPORT) to the
- * address: that fails while any other socket holds the port, with
+ * start, each address is bound once without SO_REUSEPORT (listen.h's
+ * probe): that fails while any other socket holds the port, with
  * SO_REUSEPORT or not, and the start stops as Redis's does.
  */
 #include "ringkv/acl.h"
 #include "ringkv/aof.h"
+#include "ringkv/listen.h"
 #include "ringkv/log.h"
 #include "ringkv/server.h"
 #include "ringkv/stamp.h"
@@ -62,38 +63,6 @@ static void raise_fd_limit(void) {
                (unsigned long long)want, (unsigned long long)cur);
 }
 
-/* True, after Redis's messages, when the workers' address is taken. Only
- * a failed bind counts: a bad address is left to the workers to report.
- * The first address of `bind` is the one the workers listen on
- * (listener_open in worker.c). SO_REUSEADDR keeps the connections of an
- * earlier run still in TIME_WAIT from counting, as for the workers. */
-static bool port_in_use(void) {
-    char host[256];
-    const char *addr = rk_config.bind;
-    size_t hl = strcspn(addr, " ");
-    if (addr[0] == '-') { addr++; hl--; }
-    if (hl >= sizeof host) hl = sizeof host - 1;
-    memcpy(host, addr, hl);
-    host[hl] = '\0';
-    const char *numeric = host[0] == '\0' || strcmp(host, "*") == 0 ? "0.0.0.0" : host;
-
-    char port[16];
-    snprintf(port, sizeof port, "%lld", rk_config.port);
-    struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICHOST };
-    struct addrinfo *res;
-    if (rk_config.port == 0 || getaddrinfo(numeric, port, &hints, &res) != 0) return false;
-    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-    bool taken = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
-                 bind(fd, res->ai_addr, res->ai_addrlen) != 0;
-    if (taken) {
-        rk_log(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%lld: bind: %s",
-               host, rk_config.port, strerror(errno));
-        rk_log(LL_WARNING, "Failed listening on port %lld (TCP), aborting.", rk_config.port);
-    }
-    if (fd >= 0) close(fd);
-    freeaddrinfo(res);
-    return taken;
-}
 
 /* The AOF with appendonly yes, else (or when there is none) the RDB file,
  * into the shards; workers only answer -LOADING meanwhile. A file that
@@ -208,7 +177,11 @@ int main(int argc, char **argv) {
         free(acl_err);
         return 1;
     }
-    if (port_in_use()) return 1;
+    struct listen_set probe;
+    if (listen_open(&probe, rk_config.bind, rk_config.port, LISTEN_PROBE) != 0) {
+        rk_log(LL_WARNING, "Failed listening on port %lld (TCP), aborting.", rk_config.port);
+        return 1;
+    }
     raise_fd_limit();
     clock_ticks_init();   /* before the workers read it */
 

@@ -57,7 +57,9 @@
 #define OUTPUT_PEAK_MS      5000          /* a send counts as "lately" this long (reply-buffer-peak-reset-time) */
 #define HOLD_OUTPUT_BYTES   (64u << 10)   /* ready replies held back while others are in flight */
 
-static void format_addr(int fd, bool local, char *dst, size_t len) {
+/* "ip:port" of either end; a unix socket client's is the socket's path
+ * with port 0 at both ends, as Redis shows it. Returns the family. */
+static int format_addr(int fd, bool local, char *dst, size_t len) {
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     int rc = local ? getsockname(fd, (struct sockaddr *)&ss, &sl) : getpeername(fd, (struct sockaddr *)&ss, &sl);
@@ -71,8 +73,12 @@ static void format_addr(int fd, bool local, char *dst, size_t len) {
         struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
         inet_ntop(AF_INET6, &s->sin6_addr, ip, sizeof ip);
         port = ntohs(s->sin6_port);
+    } else if (rc == 0 && ss.ss_family == AF_UNIX) {
+        snprintf(dst, len, "%s:0", rk_config.unixsocket ? rk_config.unixsocket : "");
+        return AF_UNIX;
     }
     snprintf(dst, len, "%s:%d", ip, port);
+    return rc == 0 ? ss.ss_family : AF_UNSPEC;
 }
 
 struct client *client_new(struct worker *w, int fd) {
@@ -98,7 +104,7 @@ struct client *client_new(struct worker *w, int fd) {
     if (acl_default_nopass()) c->flags |= CF_AUTHED;
     c->ctime_ms = c->last_ms = w->now_ms;
     c->last_cmd = "NULL";
-    format_addr(fd, false, c->addr, sizeof c->addr);
+    if (format_addr(fd, false, c->addr, sizeof c->addr) == AF_UNIX) c->flags |= CF_UNIX;
     format_addr(fd, true, c->laddr, sizeof c->laddr);
     w->stats.connections_total++;
     w->stats.connected++;
@@ -822,6 +828,7 @@ static const char *client_flag_letters(const struct client *c, char *buf) {
     if (c->watch_dirty) *p++ = 'd';
     if (c->flags & CF_CLOSE_AFTER) *p++ = 'c';
     if ((c->flags & (CF_CLOSE_ASAP | CF_EVICTED)) == CF_CLOSE_ASAP) *p++ = 'A';   /* Redis frees an evicted one at once */
+    if (c->flags & CF_UNIX) *p++ = 'U';
     if (c->flags & CF_NO_EVICT) *p++ = 'e';
     if (c->flags & CF_NO_TOUCH) *p++ = 'T';
     if (p == buf) *p++ = 'N';

@@ -90,10 +90,10 @@ struct io_uring_sqe *ring_sqe(struct worker *w) {
     return sqe;
 }
 
-void ring_arm_accept(struct worker *w) {
+void ring_arm_accept(struct worker *w, int fd, unsigned gen, unsigned slot) {
     struct io_uring_sqe *sqe = ring_sqe(w);
-    io_uring_prep_multishot_accept(sqe, w->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_ACCEPT, 0, 0));
+    io_uring_prep_multishot_accept(sqe, fd, NULL, NULL, SOCK_CLOEXEC);
+    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_ACCEPT, gen, slot));
 }
 
 void ring_arm_recv(struct client *c) {

@@ -65,45 +65,30 @@ static void worker_log(struct worker *w, const char *what, int err) {
 
 
 
-static int listener_open(struct worker *w) {
-    char host[256];
-    const char *addr = __atomic_load_n(&rk_config.bind, __ATOMIC_ACQUIRE);
-    /* "bind 127.0.0.1 -::1": we listen on the first address. */
-    size_t hl = strcspn(addr, " ");
-    if (addr[0] == '-') { addr++; hl--; }
-    if (hl >= sizeof host) hl = sizeof host - 1;
-    memcpy(host, addr, hl);
-    host[hl] = '\0';
-    if (host[0] == '\0' || strcmp(host, "*") == 0) strcpy(host, "0.0.0.0");
+/* Accepts are armed per listener: user_data carries its slot and, for
+ * TCP, the generation of the set it belongs to, so the last completion of
+ * a closed listener is not taken for the current one's. The unix socket
+ * never moves (unixsocket is set at start). */
+#define UNIX_SLOT LISTEN_MAX
 
-    char port[16];
-    snprintf(port, sizeof port, "%lld", rk_config.port);
-    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICHOST };
-    struct addrinfo *res;
-    int rc = getaddrinfo(host, port, &hints, &res);
-    if (rc != 0) {
-        rk_log(LL_WARNING, "Invalid bind address '%s': %s", host, gai_strerror(rc));
-        return -1;
-    }
-    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
-        bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 511) < 0) {
-        rk_log(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%s: %s", host, port, strerror(errno));
-        rk_log(LL_WARNING, "Failed listening on port %s (TCP), aborting.", port);
-        if (fd >= 0) close(fd);
-        freeaddrinfo(res);
-        return -1;
-    }
-    freeaddrinfo(res);
-    w->listen_fd = fd;
-    (void)w;
-    return 0;
+static void arm_tcp_listeners(struct worker *w) {
+    for (unsigned i = 0; i < w->listeners.n; i++) ring_arm_accept(w, w->listeners.fd[i], w->listen_gen, i);
 }
 
-
-
+/* port or bind changed (CONFIG SET checked that the new addresses can be
+ * bound): this worker's listeners move, closing ends their armed accepts,
+ * and the others are woken to move too, so that none keeps accepting on
+ * the old addresses after CONFIG SET's reply. */
+static void relisten(struct worker *w, unsigned gen) {
+    listen_close(&w->listeners);
+    w->listen_gen = gen;
+    if (listen_open(&w->listeners, __atomic_load_n(&rk_config.bind, __ATOMIC_ACQUIRE), CONFIG_GET(port),
+                    LISTEN_SHARED) != 0)
+        rk_log(LL_WARNING, "Worker %u no longer listens on TCP", w->id);
+    arm_tcp_listeners(w);
+    for (unsigned i = 0; i < srv.nworkers; i++)
+        if (i != w->id) ring_doorbell_now(w, &srv.workers[i]);
+}
 
 static void reject_client(int fd) {
     static const char msg[] = "-ERR max number of clients reached\r\n";
@@ -158,10 +143,12 @@ static void deny_client(int fd) {
     close(fd);
 }
 
-static void on_accept(struct worker *w, struct io_uring_cqe *cqe) {
-    if (!(cqe->flags & IORING_CQE_F_MORE)) ring_arm_accept(w);
+static void on_accept(struct worker *w, struct io_uring_cqe *cqe, uint32_t gen, uint32_t slot) {
+    bool current = slot == UNIX_SLOT || gen == (w->listen_gen & 0xFFFFFF);
+    if (current && !(cqe->flags & IORING_CQE_F_MORE))
+        ring_arm_accept(w, slot == UNIX_SLOT ? w->unix_fd : w->listeners.fd[slot], gen, slot);
     if (cqe->res < 0) {
-        if (cqe->res != -ECANCELED) worker_log(w, "accept", -cqe->res);
+        if (current && cqe->res != -ECANCELED) worker_log(w, "accept", -cqe->res);
         return;
     }
     int fd = cqe->res;
@@ -179,7 +166,7 @@ static void on_accept(struct worker *w, struct io_uring_cqe *cqe) {
         return;
     }
     int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (slot != UNIX_SLOT) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     struct client *c = client_new(w, fd);
     ring_arm_recv(c);
 }
@@ -218,7 +205,7 @@ static void handle_cqe(struct worker *w, struct io_uring_cqe *cqe) {
     uint64_t ud = io_uring_cqe_get_data64(cqe);
     uint32_t idx = UD_IDX(ud), gen = UD_GEN(ud);
     switch (UD_TYPE(ud)) {
-    case UD_ACCEPT: on_accept(w, cqe); break;
+    case UD_ACCEPT: on_accept(w, cqe, gen, idx); break;
     case UD_RECV: on_recv(w, cqe, idx, gen); break;
     case UD_SEND: {
         struct client *c = client_by_ref(w, idx, gen);
@@ -420,6 +407,8 @@ static void *worker_main(void *arg) {
         uint64_t work0 = w->stats.commands + w->stats.forwarded_in;
         unsigned n = drain_cqes(w);
         w->stats.completions += n;
+        unsigned listen_gen = __atomic_load_n(&rk_config_listen_gen, __ATOMIC_ACQUIRE);
+        if (RK_UNLIKELY(listen_gen != w->listen_gen)) relisten(w, listen_gen);
         w->last_cqes = n;
         bool got = xshard_poll(w);
         if (got) w->last_peer_ms = w->now_ms;
@@ -458,8 +447,13 @@ static int worker_setup(struct worker *w) {
     if (rc) { worker_log(w, "io_uring_queue_init", -rc); return -1; }
     rc = ring_buffers_setup(w);
     if (rc) { worker_log(w, "provided buffers", -rc); return -1; }
-    if (listener_open(w) != 0) return -1;
-    ring_arm_accept(w);
+    w->listen_gen = __atomic_load_n(&rk_config_listen_gen, __ATOMIC_ACQUIRE);
+    if (listen_open(&w->listeners, rk_config.bind, rk_config.port, LISTEN_SHARED) != 0) return -1;
+    if (w->id == 0 && rk_config.unixsocket &&
+        (w->unix_fd = listen_unix(rk_config.unixsocket, (unsigned)rk_config.unixsocketperm)) < 0)
+        return -1;
+    arm_tcp_listeners(w);
+    if (w->unix_fd >= 0) ring_arm_accept(w, w->unix_fd, 0, UNIX_SLOT);
     return 0;
 }
 
@@ -543,7 +537,7 @@ int server_start(void) {
         w->deferred_tail = &w->deferred;
         w->stash_tail = &w->stash;
         w->overflow_tail = &w->overflow;
-        w->listen_fd = -1;
+        w->unix_fd = -1;
         w->next_deadline_ms = LLONG_MAX;
         pthread_attr_t attr;
         pthread_attr_init(&attr);
@@ -579,9 +573,11 @@ static void worker_teardown(struct worker *w) {
      * accept keeps the socket listening until the kernel has finished
      * tearing the ring down, after this process has gone, and a server
      * started right after it would find the port taken (main.c). */
-    if (w->listen_fd >= 0) {
-        shutdown(w->listen_fd, SHUT_RDWR);
-        close(w->listen_fd);
+    listen_close(&w->listeners);
+    if (w->unix_fd >= 0) {
+        shutdown(w->unix_fd, SHUT_RDWR);
+        close(w->unix_fd);
+        if (rk_config.unixsocket) unlink(rk_config.unixsocket);
     }
     ring_teardown(w);
     resp_parser_free(&w->parser);

@@ -4,10 +4,16 @@
  * whatever its thread count, instead of joining the first one's SO_REUSEPORT
  * group and taking part of its connections. And the port must be free again
  * as soon as the first one has stopped, connections in TIME_WAIT or not.
+ * CONFIG SET port and bind move every thread's listeners (a taken port or a
+ * bad address is refused and changes nothing), bind "" stops TCP, and a
+ * unixsocket client is served all along.
  */
 #include "harness.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +145,94 @@ static void test_port_free_after_stop(void **state)
     unlink(log);
 }
 
+/* A loopback port nothing listens on, or (hold) one this process holds,
+ * listening, until *held is closed. */
+static int loopback_port(int *held)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t sl = sizeof sa;
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(fd, 1), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+    if (held) *held = fd;
+    else close(fd);
+    return ntohs(sa.sin_port);
+}
+
+/* Whether a TCP client on port gets PONG. */
+static bool answers(int port)
+{
+    redisContext *c = redisConnect("127.0.0.1", port);
+    bool ok = false;
+    if (c && !c->err) {
+        redisReply *r = redisCommand(c, "PING");
+        ok = r && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "PONG") == 0;
+        if (r) freeReplyObject(r);
+    }
+    if (c) redisFree(c);
+    return ok;
+}
+
+/* Connections to port are refused, once every thread has seen the change
+ * (bounded polling: the reply to CONFIG SET wakes them, it does not wait). */
+static void expect_refused(int port)
+{
+    for (int i = 0; i < 500; i++) {
+        redisContext *c = redisConnect("127.0.0.1", port);
+        bool refused = c && c->err;
+        if (c) redisFree(c);
+        if (refused) return;
+        sleep_ms(10);
+    }
+    h_fail("port %d still takes connections", port);
+}
+
+static void test_listeners_move(void **state)
+{
+    (void)state;
+    char sock[64], want[160];
+    snprintf(sock, sizeof sock, "/tmp/ringkv-listen-%d.sock", (int)getpid());
+    const char *extra[] = { "--unixsocket", sock, NULL };
+    struct server s;
+    assert_int_equal(server_start(&s, extra), 0);
+    redisContext *u = redisConnectUnix(sock);
+    assert_true(u && !u->err);
+    STATUS(u, "PONG", "PING");
+    redisReply *r = cmd(u, "CLIENT LIST");
+    snprintf(want, sizeof want, "addr=%s:0 laddr=%s:0 ", sock, sock);
+    if (!strstr(r->str, want) || !strstr(r->str, " flags=U ")) h_fail("unix client not shown as such: %s", r->str);
+    freeReplyObject(r);
+
+    /* the port moves for every thread */
+    int old_port = s.port, new_port = loopback_port(NULL);
+    OK(u, "CONFIG SET port %d", new_port);
+    for (int i = 0; i < 8; i++) assert_true(answers(new_port));
+    expect_refused(old_port);
+
+    /* a port that another socket holds is refused, and nothing moves */
+    int held, taken = loopback_port(&held);
+    ERR(u, "ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. "
+           "Check server logs.", "CONFIG SET port %d", taken);
+    close(held);
+    assert_true(answers(new_port));
+    char port_text[16];
+    snprintf(port_text, sizeof port_text, "%d", new_port);
+    expect_bulks(cmd(u, "CONFIG GET port"), 2, "port", port_text);
+
+    /* no address: no TCP, the unix socket still serves; and back */
+    ERR(u, "ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.",
+        "CONFIG SET bind 999.999.999.999");
+    OK(u, "CONFIG SET bind %s", "");
+    expect_refused(new_port);
+    STATUS(u, "PONG", "PING");
+    OK(u, "CONFIG SET bind %s", "127.0.0.1 -::1");
+    for (int i = 0; i < 8; i++) assert_true(answers(new_port));
+    redisFree(u);
+    assert_int_equal(server_stop(&s), 0);
+    assert_int_equal(access(sock, F_OK), -1);   /* the socket file goes with the server */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -146,6 +240,7 @@ int main(void)
     };
     const struct CMUnitTest restart_tests[] = {
         cmocka_unit_test(test_port_free_after_stop),
+        cmocka_unit_test(test_listeners_move),
     };
     int rc = cmocka_run_group_tests_name("listen", tests, h_group_setup, h_group_teardown);
     rc += cmocka_run_group_tests_name("restart", restart_tests, NULL, NULL);

@@ -17,6 +17,9 @@
 #include <strings.h>
 #include <unistd.h>
 #include <limits.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <cmocka.h>
 
 #include "ringkv/acl.h"
@@ -26,8 +29,7 @@
 
 /* redis-server 7.0.15's CONFIG GET * (Debian's build, TLS included), but:
  * port as its default, save as its default (the server was started with
- * --save ''), dir (the working directory, checked apart), bind (ringkv
- * listens on the loopback address unless told). */
+ * --save ''), dir (the working directory, checked apart). */
 static const struct { const char *name, *value; } redis_defaults[] = {
     {"acl-pubsub-default", "resetchannels"}, {"aclfile", ""}, {"acllog-max-len", "128"},
     {"active-defrag-cycle-max", "25"}, {"active-defrag-cycle-min", "1"},
@@ -39,7 +41,7 @@ static const struct { const char *name, *value; } redis_defaults[] = {
     {"aof-use-rdb-preamble", "yes"}, {"aof_rewrite_cpulist", ""}, {"appenddirname", "appendonlydir"},
     {"appendfilename", "appendonly.aof"}, {"appendfsync", "everysec"}, {"appendonly", "no"},
     {"auto-aof-rewrite-min-size", "67108864"}, {"auto-aof-rewrite-percentage", "100"},
-    {"bgsave_cpulist", ""}, {"bind", "127.0.0.1"}, {"bind-source-addr", ""}, {"bio_cpulist", ""},
+    {"bgsave_cpulist", ""}, {"bind", "* -::*"}, {"bind-source-addr", ""}, {"bio_cpulist", ""},
     {"busy-reply-threshold", "5000"},
     {"client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"},
     {"client-query-buffer-limit", "1073741824"}, {"cluster-allow-pubsubshard-when-down", "yes"},
@@ -139,12 +141,31 @@ static void set_ok(const char *first, ...) {
     if (err) fail_msg("unexpected error: %s", err);
 }
 
+/* A loopback port: one that nothing holds, or one held (listening) by
+ * this process until it exits. */
+static unsigned loopback_port(bool hold) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t sl = sizeof sa;
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(fd, 1), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+    if (!hold) close(fd);
+    return ntohs(sa.sin_port);
+}
+
+static const char *taken_port(void) {
+    static char port[16];
+    if (!port[0]) snprintf(port, sizeof port, "%u", loopback_port(true));
+    return port;
+}
+
 static void set_err(const char *want, const char *first, ...) {
     va_list ap;
     va_start(ap, first);
     char *err = set_words(false, first, ap);
     va_end(ap);
-    assert_non_null(err);
+    if (!err) fail_msg("no error, wanted: %s", want);
     assert_string_equal(err, want);
     free(err);
 }
@@ -394,16 +415,24 @@ static void test_specials(void **state) {
             "latency-tracking-info-percentiles", "101", NULL);
     set_err(SET_FAILED("latency-tracking-info-percentiles", "Invalid latency-tracking-info-percentiles parameters"),
             "latency-tracking-info-percentiles", "x", NULL);
-    /* bind: the same addresses are fine, others would need new listeners */
+    /* bind and port: taken only where the workers could listen (probed
+     * with sockets bound and closed; port 0 listens nowhere) */
+    char free_port[16];
+    snprintf(free_port, sizeof free_port, "%u", loopback_port(false));
     set_ok("bind", "127.0.0.1", NULL);
-    set_err(SET_FAILED("bind", "Failed to bind to specified addresses."), "bind", "0.0.0.0", NULL);
+    set_ok("port", free_port, NULL);
+    set_err(SET_FAILED("bind", "Failed to bind to specified addresses."), "bind", "999.999.999.999", NULL);
     set_err(SET_FAILED("bind", "Too many bind addresses specified."), "bind",
             "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17", NULL);
     assert_string_equal(rk_config.bind, "127.0.0.1");
-    /* so with the port */
-    set_ok("port", "6379", NULL);
-    set_err(SET_FAILED("port", "Unable to listen on this port. Check server logs."), "port", "7000", NULL);
-    assert_int_equal(rk_config.port, 6379);
+    /* an optional address the machine does not have is skipped */
+    set_ok("bind", "127.0.0.1 -192.0.2.1", NULL);
+    set_err(SET_FAILED("bind", "Failed to bind to specified addresses."), "bind", "127.0.0.1 192.0.2.1", NULL);
+    set_err(SET_FAILED("port", "Unable to listen on this port. Check server logs."), "port", taken_port(), NULL);
+    assert_string_equal(get("port"), free_port);
+    set_ok("port", "0", NULL);
+    set_ok("bind", "999.999.999.999", NULL);   /* as Redis: with no TCP port, no address is bound */
+    set_ok("bind", "* -::*", NULL);
 }
 
 static char *set_dir(const char *path, bool local) {
@@ -450,7 +479,7 @@ static void test_set_all_or_nothing(void **state) {
     assert_string_equal(get("client-query-buffer-limit"), "1073741824");
     /* a change ringkv cannot make undoes the others too */
     set_err(SET_FAILED("port", "Unable to listen on this port. Check server logs."),
-            "maxmemory", "10000001", "port", "1", "timeout", "5", NULL);
+            "maxmemory", "10000001", "port", taken_port(), "timeout", "5", NULL);
     assert_string_equal(get("maxmemory"), "10000002");
     assert_string_equal(get("timeout"), "0");
     /* all good: all applied */
