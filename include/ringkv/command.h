@@ -245,6 +245,9 @@ void command_rejected(const struct command *cmd);
  * and DISCARD, which the connection layer answers itself); failed: its
  * reply was an error. */
 void command_count_call(const struct command *cmd, bool failed);
+/* Count a failure of a call counted apart: a blocked command that CLIENT
+ * UNBLOCK ends, which Redis 7.0 counts as failed however it ends. */
+void command_count_failure(const struct command *cmd);
 
 /* The key specs of cmd, NULL if it has no keys (command_keyspecs.c). */
 const struct command_key_specs *command_key_specs(const struct command *cmd);

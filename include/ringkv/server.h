@@ -120,6 +120,7 @@ struct client {
     long long block_deadline_ms;   /* 0: not blocked yet; LLONG_MAX: no timeout */
     bool block_timed_out;
     size_t block_cmd_len;          /* bytes of the blocked command at the front of `in` */
+    const struct command *block_cmd;   /* that command: its call is counted when CLIENT UNBLOCK ... ERROR ends it */
     struct rbuf block_memo;        /* what the blocked command keeps across its runs (cmd_ctx.block_memo) */
     struct client *next_blocked;   /* w->blocked */
     /* MULTI/EXEC and WATCH */
@@ -469,7 +470,7 @@ void clients_shard_free(struct worker *w);
 
 /* blocking.c: blocking commands, the connection side */
 void client_take_ticket(struct client *c);   /* its blocking command's place in line */
-void client_block(struct client *c, long long timeout_ms, size_t cmd_len);
+void client_block(struct client *c, const struct command *cmd, long long timeout_ms, size_t cmd_len);
 bool client_unblock(struct client *c, bool error);   /* CLIENT UNBLOCK; false if not blocked */
 void client_unblocked(struct client *c);
 void client_unlink_blocked(struct client *c);

@@ -247,6 +247,11 @@ void command_count_call(const struct command *cmd, bool failed) {
     s->failed += failed;
 }
 
+void command_count_failure(const struct command *cmd) {
+    struct cmd_stat *s = stat_of(cmd);
+    if (s) s->failed++;
+}
+
 void command_rejected(const struct command *cmd) {
     int id = cmd ? command_index(cmd) : -1;
     if (id >= 0) thread_stats()->cmd[id].rejected++;

@@ -55,7 +55,8 @@ void client_take_ticket(struct client *c) {
     if (!c->block_ticket) c->block_ticket = atomic_fetch_add_explicit(&tickets, 1, memory_order_relaxed) + 1;
 }
 
-void client_block(struct client *c, long long timeout_ms, size_t cmd_len) {
+void client_block(struct client *c, const struct command *cmd, long long timeout_ms, size_t cmd_len) {
+    c->block_cmd = cmd;
     c->block_cmd_len = cmd_len;
     if (c->block_deadline_ms == 0)
         c->block_deadline_ms = timeout_ms > 0 ? c->w->now_ms + timeout_ms : LLONG_MAX;
@@ -188,6 +189,7 @@ bool client_unblock(struct client *c, bool error) {
     if (error) {
         struct reply r = { &c->out, c->resp };
         reply_error(&r, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        command_count_call(c->block_cmd, true);   /* its call, failed, as Redis's updateStatsOnUnblock */
         /* its command will not run again: its place in line goes */
         decline(c->w, &(struct block_record){ c->w->id, c->idx, c->gen, c->block_seq });
         client_consume_pending(c, c->block_cmd_len);
@@ -196,6 +198,7 @@ bool client_unblock(struct client *c, bool error) {
         client_output_grew(c);
     } else {
         c->block_timed_out = true;
+        command_count_failure(c->block_cmd);   /* Redis counts it failed too; the run that answers counts the call */
     }
     client_schedule_resume(c);
     return true;

@@ -400,7 +400,7 @@ void client_tx_done(struct worker *w, const struct tx_request *req, const struct
     if (req->exec) client_unwatch(c);
     if (req->blocking) {
         if (out->blocked) {
-            client_block(c, out->block_timeout_ms, req->cmd_len);
+            client_block(c, req->cmd, out->block_timeout_ms, req->cmd_len);
             return;
         }
         client_consume_pending(c, req->cmd_len);

@@ -42,7 +42,7 @@ bool client_run_local(struct client *c, const struct command *cmd, int argc, str
     command_call(&ctx);
     if (RK_UNLIKELY(ctx.block)) {
         out->len = start;
-        client_block(c, ctx.block_timeout_ms, c->cur_cmd_len);
+        client_block(c, cmd, ctx.block_timeout_ms, c->cur_cmd_len);
         return false;
     }
     if (RK_UNLIKELY(ctx.rerun_mask)) {

@@ -282,6 +282,7 @@ static void test_client_unblock(void **state) {
     struct rv *idr = raw_reply(w);
     long long id = idr->integer;
     rv_free(idr);
+    OK(f->c, "CONFIG RESETSTAT");
     INT(f->c, 0, "CLIENT UNBLOCK %lld", id);
     raw_cmd(w, "BLPOP bk:u 0");
     long long n = 0;
@@ -301,6 +302,18 @@ static void test_client_unblock(void **state) {
         if (n != 1) h_sleep_ms(5);
     }
     raw_expect(w, "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n");
+    /* each ended call counts once, and as failed (Redis 7.0 counts any
+     * call CLIENT UNBLOCK ends as failed) */
+    redisReply *stats = cmd(f->c, "INFO commandstats");
+    if (!strstr(stats->str, "cmdstat_blpop:calls=1,") || !strstr(stats->str, "cmdstat_brpoplpush:calls=1,"))
+        h_fail("unblocked calls not counted: %s", stats->str);
+    char *line = info_field(stats->str, "cmdstat_brpoplpush");
+    assert_non_null(strstr(line, ",rejected_calls=0,failed_calls=1"));
+    free(line);
+    line = info_field(stats->str, "cmdstat_blpop");
+    assert_non_null(strstr(line, ",rejected_calls=0,failed_calls=1"));
+    free(line);
+    freeReplyObject(stats);
     RAW(w, "+PONG\r\n", "PING");                /* the connection goes on */
     INT(f->c, 1, "RPUSH bk:u x");                /* and nobody took it */
     INT(f->c, 1, "LLEN bk:u");
