@@ -164,15 +164,20 @@ fi
 mkdir -p "$LOGDIR"
 
 # The executable the framework runs as src/redis-server in own-server mode:
-# the server of RINGKV_SERVER with the framework's arguments (config file
-# first), then RINGKV_SERVER's own. exec keeps the pid the framework spawned,
-# which is the one it looks for in " PID: <pid>".
+# the server of RINGKV_SERVER with the framework's config file (when the
+# first argument is one), then RINGKV_SERVER's own arguments, then the rest
+# of the framework's, so a test's arguments come last, as they do for
+# redis-server (its command-line error tests read them back). Only when
+# those begin with a bare word ("loglevel verbose", which Redis takes as
+# the first option) do RINGKV_SERVER's go at the end instead. exec keeps
+# the pid the framework spawned, which is the one it looks for in
+# " PID: <pid>".
 install_server_wrapper() {
     local bin rest
     read -r bin rest <<<"$RINGKV_SERVER"
     mkdir -p "$SUITE/../src"
-    printf '#!/usr/bin/env bash\n# written by tools/redis-tests.sh --own-server\nexec %s "$@" %s\n' \
-        "$bin" "$rest" >"$SUITE/../src/redis-server"
+    printf '#!/usr/bin/env bash\n# written by tools/redis-tests.sh --own-server\nconf=()\nif [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then conf=("$1"); shift; fi\nif [ $# -eq 0 ] || [ "${1#--}" != "$1" ]; then exec %s "${conf[@]}" %s "$@"; fi\nexec %s "${conf[@]}" "$@" %s\n' \
+        "$bin" "$rest" "$bin" "$rest" >"$SUITE/../src/redis-server"
     chmod +x "$SUITE/../src/redis-server"
     # tests that run the tools (rediscli_exec) find Debian's
     local t
