@@ -95,6 +95,7 @@ struct rk_config {
     char *logfile;                  /* "" = standard output */
     char *pidfile;                  /* NULL = none */
     char *unixsocket;               /* NULL = none */
+    long long key_load_delay;       /* DEBUG: microseconds per key loaded (negative: 1 in -N keys waits 1) */
     long long unixsocketperm;
     long long always_show_logo;
     /* the config file given at start (absolute path), or NULL */
@@ -132,10 +133,11 @@ void config_get(struct slice pattern, config_get_fn *fn, void *ud);
 bool config_get_value(const char *name, char *buf, size_t buflen);
 
 /* CONFIG SET name value [name value ...] (argv holds the pairs): all are
- * checked first and then all applied, or none. local_client: the caller is
- * on a loopback address (enable-protected-configs local). Returns NULL, or
- * Redis's error text ("ERR ...", malloc'd: the caller frees). */
-char *config_set(const struct slice *argv, int argc, bool local_client);
+ * checked first and then all applied, or none. Returns NULL, or Redis's
+ * error text ("ERR ...", malloc'd: the caller frees). */
+#define CONFIG_SET_LOCAL    1u   /* the caller is on a loopback address (enable-protected-configs local) */
+#define CONFIG_SET_LOADING  2u   /* the dataset is loading: some parameters wait (-LOADING) */
+char *config_set(const struct slice *argv, int argc, unsigned how);
 
 /* Redis's allowProtectedAction: whether a setting of enable-protected-configs,
  * enable-debug-command or enable-module-command ("no", "yes", "local")

@@ -68,7 +68,9 @@ static bool client_is_local(const struct cmd_ctx *c) {
 }
 
 static void config_set_cmd(struct cmd_ctx *c) {
-    char *err = config_set(c->argv + 2, c->argc - 2, client_is_local(c));
+    bool loading = atomic_load_explicit(&rk_persist.gate, memory_order_acquire) & PERSIST_GATE_LOADING;
+    char *err = config_set(c->argv + 2, c->argc - 2,
+                           (client_is_local(c) ? CONFIG_SET_LOCAL : 0) | (loading ? CONFIG_SET_LOADING : 0));
     if (err) reply_errorf(&c->r, "%s", err);
     else reply_ok(&c->r);
     free(err);

@@ -155,6 +155,7 @@ static void stored_loglevel(const struct param *p, const struct pvalue *v) {
 #define INERT  PF_INERT
 #define NUL    PF_EMPTY_NULL
 #define BIN    PF_BINARY
+#define NOLOAD PF_DENY_LOADING
 
 #define BOOL_(nm, al, fl, dflt, ...) \
     { .name = nm, .alias = al, .type = PT_BOOL, .flags = fl, .min = 0, .max = 1, .def = dflt, __VA_ARGS__ }
@@ -210,7 +211,7 @@ static struct param params[] = {
     NUM_("set-max-listpack-value", NULL, 0, MEM | U, 0, L_MAX, 64, FIELD(set_max_listpack_value)),
     NUM_("zset-max-listpack-entries", "zset-max-ziplist-entries", 0, U, 0, L_MAX, 128, FIELD(zset_max_listpack_entries)),
     NUM_("zset-max-listpack-value", "zset-max-ziplist-value", 0, MEM | U, 0, L_MAX, 64, FIELD(zset_max_listpack_value)),
-    SPECIAL_("dir", NULL, PROT, special_dir, NULL),
+    SPECIAL_("dir", NULL, PROT | NOLOAD, special_dir, NULL),
     ENUM_("enable-protected-configs", NULL, IMM, protected_enum, "no", FIELD(enable_protected_configs)),
     ENUM_("enable-debug-command", NULL, IMM, protected_enum, "no", FIELD(enable_debug_command)),
     ENUM_("enable-module-command", NULL, IMM, protected_enum, "no", FIELD(enable_module_command)),
@@ -303,9 +304,9 @@ static struct param params[] = {
     BOOL_("rdb-save-incremental-fsync", NULL, INERT, 1),
     BOOL_("stop-writes-on-bgsave-error", NULL, 0, 1, FIELD(stop_writes_on_bgsave_error)),
     NUM_("rdb-key-save-delay", NULL, HID | INERT, 0, INT_MIN, I_MAX, 0),
-    NUM_("key-load-delay", NULL, HID | INERT, 0, INT_MIN, I_MAX, 0),
+    NUM_("key-load-delay", NULL, HID, 0, INT_MIN, I_MAX, 0, FIELD(key_load_delay)),
     NUM_("loading-process-events-interval-bytes", NULL, HID | INERT, 0, 1024, I_MAX, 2 * MB),
-    BOOL_("appendonly", NULL, 0, 0, FIELD(appendonly)),
+    BOOL_("appendonly", NULL, NOLOAD, 0, FIELD(appendonly)),
     STR_("appendfilename", NULL, IMM, "appendonly.aof", .check = check_appendfilename, FIELD(appendfilename)),
     STR_("appenddirname", NULL, IMM, "appendonlydir", .check = check_appenddirname, FIELD(appenddirname)),
     ENUM_("appendfsync", NULL, 0, appendfsync_enum, "everysec", FIELD(appendfsync)),
@@ -337,7 +338,7 @@ static struct param params[] = {
     BOOL_("repl-diskless-sync", NULL, INERT, 1),
     NUM_("repl-diskless-sync-delay", NULL, INERT, 0, 0, I_MAX, 5),
     NUM_("repl-diskless-sync-max-replicas", NULL, INERT, 0, 0, I_MAX, 0),
-    ENUM_("repl-diskless-load", NULL, INERT, diskless_load_enum, "disabled"),
+    ENUM_("repl-diskless-load", NULL, INERT | NOLOAD, diskless_load_enum, "disabled"),
     NUM_("repl-backlog-size", NULL, INERT, MEM, 1, LL_MAX, MB, .apply = apply_repl_backlog),
     NUM_("repl-backlog-ttl", NULL, INERT, 0, 0, L_MAX, 3600),
 
@@ -512,9 +513,11 @@ static char *set_failed(const char *name, size_t len, const char *why) {
     return rk_asprintf("ERR CONFIG SET failed (possibly related to argument '%.*s') - %s", (int)len, name, why);
 }
 
-/* Names first: unknown, immutable, protected, duplicate. */
-static char *check_names(const struct slice *argv, int n, bool local_client, struct set_item *items) {
-    bool protected_ok = config_allows_protected(rk_config.enable_protected_configs, local_client);
+/* Names first: unknown, immutable, protected, duplicate; then, as Redis,
+ * one that may not change while loading. */
+static char *check_names(const struct slice *argv, int n, unsigned how, struct set_item *items) {
+    bool protected_ok = config_allows_protected(rk_config.enable_protected_configs, how & CONFIG_SET_LOCAL);
+    bool deny_loading = false;
     for (int i = 0; i < n; i++) {
         struct slice name = argv[2 * i];
         struct set_item *it = &items[i];
@@ -528,8 +531,9 @@ static char *check_names(const struct slice *argv, int n, bool local_client, str
         for (int j = 0; j < i; j++)
             if (items[j].p == it->p && items[j].alias == it->alias)
                 return set_failed(name.ptr, name.len, "duplicate parameter");
+        deny_loading |= (how & CONFIG_SET_LOADING) && (it->p->flags & PF_DENY_LOADING);
     }
-    return NULL;
+    return deny_loading ? rk_asprintf("LOADING Redis is loading the dataset in memory") : NULL;
 }
 
 /* One value as CONFIG SET gives it: several words split at single spaces
@@ -575,12 +579,12 @@ static void store_logged(struct set_item *it, struct rbuf *before, struct rbuf *
     if (strcmp(before->buf, after->buf) != 0) config_note_inert(it->p);
 }
 
-char *config_set(const struct slice *argv, int argc, bool local_client) {
+char *config_set(const struct slice *argv, int argc, unsigned how) {
     if (argc < 2 || argc % 2) return rk_asprintf("ERR syntax error");
     int n = argc / 2;
     struct set_item *items = rk_calloc((size_t)n, sizeof *items);
     config_lock();
-    char *err = check_names(argv, n, local_client, items);
+    char *err = check_names(argv, n, how, items);
     int parsed = 0;
     for (; !err && parsed < n; parsed++) {
         const char *why;

@@ -28,6 +28,7 @@ enum ptype { PT_BOOL, PT_NUM, PT_ENUM, PT_FLAGS, PT_STRING, PT_SPECIAL };
  * binary requirepass); the stored C string, which CONFIG GET shows, ends
  * at the first */
 #define PF_BINARY      (1u << 6)
+#define PF_DENY_LOADING (1u << 7)  /* CONFIG SET refused (-LOADING) while the dataset loads */
 
 /* How a number may be written (Redis's numeric config flags). */
 #define NF_MEMORY      (1u << 0)   /* 1gb, 512mb, 10k ... */

@@ -8,6 +8,7 @@
 #include "ringkv/rdb_load.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "ringkv/arena.h"
+#include "ringkv/config.h"
 #include "ringkv/db.h"
 #include "ringkv/rdb_file.h"
 
@@ -28,9 +30,20 @@ struct load_sink {
     const struct rdb_function_sink *functions;
 };
 
+/* key-load-delay, as Redis's debugDelay: a negative delay sleeps 1 us
+ * for about one key in -delay, since even the shortest sleep is a
+ * system call. */
+static void key_load_delay(void) {
+    long long us = CONFIG_GET(key_load_delay);
+    if (RK_LIKELY(us == 0)) return;
+    if (us < 0) us = rand() % -us == 0;
+    if (us) usleep((useconds_t)us);
+}
+
 static bool load_key(void *ud, unsigned dbi, struct slice key, struct rdb_value *v, long long expire_at_ms,
                      struct rbuf *err) {
     struct load_sink *ls = ud;
+    key_load_delay();
     struct shard *s = ls->shards[shard_of_key(key.ptr, key.len)];
     struct entry_arena *saved = rk_arena;
     rk_arena = &s->arena;

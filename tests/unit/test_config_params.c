@@ -463,6 +463,17 @@ static void test_dir(void **state) {
     assert_string_equal(get("dir"), tmp);
     assert_null(set_dir(cwd, false));
     assert_string_equal(get("dir"), cwd);
+    /* while loading, dir (and the others Redis holds back) wait, and a
+     * CONFIG SET that names one changes nothing; the others may change */
+    struct slice args[4] = { SLICE_LIT("loglevel"), SLICE_LIT("debug"), SLICE_LIT("dir"), { tmp, strlen(tmp) } };
+    err = config_set(args, 4, CONFIG_SET_LOADING);
+    assert_string_equal(err, "LOADING Redis is loading the dataset in memory");
+    free(err);
+    assert_string_equal(get("dir"), cwd);
+    assert_string_equal(get("loglevel"), "notice");
+    assert_null(config_set(args, 2, CONFIG_SET_LOADING));
+    assert_string_equal(get("loglevel"), "debug");
+    set_ok("loglevel", "notice", NULL);
     rmdir(tmp);
 }
 
