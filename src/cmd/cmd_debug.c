@@ -11,11 +11,12 @@
  * counted until something reads them, as DBSIZE shows.
  *
  * The dataset digest is Redis's computeDatasetDigest, byte for byte: per
- * key a SHA1 chain over the key, its type and its value, where unordered
- * collections (sets, hashes, sorted sets) XOR their elements' digests and
- * lists and streams chain them in order; the keys' digests are XORed
- * together, so neither the order keys were written in nor the thread that
- * holds them changes the result. An empty dataset digests to 40 zeros.
+ * key a SHA1 chain over the key, its type and its value, where lists and
+ * streams chain their elements in order and unordered collections (sets,
+ * hashes, sorted sets) XOR in the SHA1 of each element's digest; the keys'
+ * digests are XORed in the same way, so neither the order keys were
+ * written in nor the thread that holds them changes the result. An empty
+ * dataset digests to 40 zeros.
  */
 #include "ringkv/command.h"
 #include "ringkv/config.h"
@@ -256,18 +257,13 @@ static void print_listpack(const struct listpack *lp) {
     fflush(stdout);
 }
 
-/* The listpack of a compact list, hash or sorted set (a set's listpack is
- * not one Redis 7.0 has, and its intset is not a listpack). */
+/* The listpack of a compact list, hash or sorted set; NULL for a set,
+ * whose compact forms Redis 7.0 does not keep in a listpack. */
 static const struct listpack *entry_listpack(const struct kv_entry *e) {
-    if (strcmp(object_encoding(e), "listpack") != 0) return NULL;
     switch (entry_type(e)) {
-    case OBJ_LIST: {
-        /* a listpack list is what list_iter views as a one-node quicklist */
-        struct list_iter it;
-        return list_iter_init(&it, entry_obj(e), 0, false) ? it.node.lp : NULL;
-    }
-    case OBJ_HASH: return hash_lp(entry_obj(e));
-    case OBJ_ZSET: return zset_lp(entry_obj(e));
+    case OBJ_LIST: return list_listpack(entry_obj(e));
+    case OBJ_HASH: return hash_is_listpack(entry_obj(e)) ? hash_lp(entry_obj(e)) : NULL;
+    case OBJ_ZSET: return zset_is_listpack(entry_obj(e)) ? zset_lp(entry_obj(e)) : NULL;
     default: return NULL;
     }
 }
@@ -280,7 +276,15 @@ static void debug_listpack(struct cmd_ctx *c) {
         return;
     }
     const struct listpack *lp = entry_listpack(e);
-    if (lp) print_listpack(lp);
+    if (lp) {
+        print_listpack(lp);
+    } else {   /* a set: its members */
+        struct set_iter it;
+        set_iter_init(&it, entry_obj(e));
+        for (struct slice m; set_iter_next(&it, &m);) printf("{ value: %.*s }\n", (int)(m.len > 40 ? 40 : m.len), m.ptr);
+        printf("{end}\n\n");
+        fflush(stdout);
+    }
     reply_simple(&c->r, "Listpack structure printed on stdout");
 }
 
