@@ -211,7 +211,6 @@ static long long arg_atoi(struct slice s) {
     return atoll(buf);
 }
 
-
 /* What the value takes in an RDB file (Redis's rdbSavedObjectLen: the
  * object without its type byte). ringkv writes collections in the plain
  * forms (rdb_value.h), so a compact one counts as Redis's older encoding
