@@ -355,6 +355,11 @@ bool obj_write(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_ent
 void obj_commit(struct cmd_ctx *c, struct slice key, unsigned type, struct kv_entry **slot, void *obj,
                 size_t len, bool changed);
 
+/* OBJECT ENCODING's and OBJECT REFCOUNT's answers for an entry (cmd_keys.c),
+ * also in DEBUG OBJECT's line. */
+const char *object_encoding(const struct kv_entry *e);
+int object_refcount(const struct kv_entry *e);
+
 /* Memory figures that INFO and MEMORY share (cmd_memory.c), from
  * used_memory (mem.h). */
 size_t memory_rss_bytes(void);

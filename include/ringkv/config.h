@@ -152,6 +152,9 @@ bool config_allows_protected(const char *setting, bool local_client);
  * Returns 0, or -1 with errno set (ENOENT when there is no config file);
  * the file is then as it was. */
 int config_rewrite(bool force_all);
+/* Redis's memtoull(): digits and an optional unit (b k kb m mb g gb); also
+ * for DEBUG QUICKLIST-PACKED-THRESHOLD. */
+bool parse_memory(const char *s, unsigned long long *out);
 
 /* The save points, as CONFIG GET save shows them ("3600 1 300 100"; ""
  * for none). Valid until exit. */

@@ -236,6 +236,11 @@ void db_expire_found(struct cmd_ctx *c, struct shard *s, struct kv_db *db, struc
 
 /* Active expiry: sample keys with a TTL in the shard for at most budget_us. */
 void shard_active_expire(struct shard *s, long long now_ms, uint64_t budget_us);
+/* Whether active expiry runs at all (DEBUG SET-ACTIVE-EXPIRE, Redis's
+ * active_expire_enabled): while false, an expired key stays in its table,
+ * counted by DBSIZE, until a lookup meets it. Written by DEBUG holding
+ * every shard, read by every shard's cron. */
+extern _Atomic bool db_active_expire;
 
 bool key_is_expired(const struct kv_entry *e, long long now_ms);
 

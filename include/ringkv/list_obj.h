@@ -37,6 +37,8 @@ struct obj_ops;
 extern const struct obj_ops list_obj_ops;
 /* The quicklist of a list in that encoding, else NULL (for tests). */
 const struct quicklist *list_quicklist(const struct list_obj *l);
+/* The listpack of a list in that encoding, else NULL (DEBUG LISTPACK). */
+const struct listpack *list_listpack(const struct list_obj *l);
 
 /* Reading. Values point into the list until it changes (quicklist.h). */
 bool list_index(const struct list_obj *l, long long index, struct lp_value *out);

@@ -71,6 +71,9 @@ static inline size_t ql_count(const struct quicklist *ql) { return ql->count; }
 /* Bytes allocated: the list, its nodes, their listpacks (compressed or
  * not) and the read buffer. */
 size_t ql_memory(const struct quicklist *ql);
+/* Bytes of the nodes' listpacks as if none were compressed (DEBUG OBJECT's
+ * ql_uncompressed_size). */
+size_t ql_raw_bytes(const struct quicklist *ql);
 
 void ql_push(struct quicklist *ql, struct slice s, bool tail);
 /* As lp_pop: a string is copied into buf, out may be NULL. False if empty. */

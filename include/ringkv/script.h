@@ -171,6 +171,8 @@ size_t script_engine_functions_memory(const struct script_engine *e);
 
 /* SHA1 of p as 40 lowercase hex digits and a NUL (redis.sha1hex, script ids). */
 void script_sha1hex(const void *p, size_t len, char out[41]);
+/* The same 20 bytes unprinted (also DEBUG DIGEST's hash). */
+void script_sha1(const void *data, size_t len, unsigned char out[20]);
 
 /* The flags a body's shebang declares (SCRIPT_FLAG_EVAL_COMPAT without one),
  * without compiling it: what the router needs before running an EVAL of a

@@ -238,7 +238,7 @@ static void command_getkeys(struct cmd_ctx *c, bool with_flags) {
     }
     int *pos = rk_malloc((size_t)argc * sizeof *pos);
     int n = command_key_positions(cmd, argc, argv, pos, argc);
-    if (n == 0) {
+    if (n == 0 && !(cmd->flags & CMD_NO_MANDATORY_KEYS)) {   /* EVAL ... 0 names none, and may */
         reply_error(&c->r, "ERR Invalid arguments specified for command");
     } else {
         reply_array(&c->r, (size_t)n);

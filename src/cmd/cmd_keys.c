@@ -587,7 +587,9 @@ static bool shared_integer(const struct kv_entry *e) {
     return v.len <= 20 && str_to_ll(v.ptr, v.len, &ll) && ll >= 0 && ll < OBJ_SHARED_INTEGERS;
 }
 
-static const char *entry_encoding(const struct kv_entry *e) {
+int object_refcount(const struct kv_entry *e) { return shared_integer(e) ? OBJ_SHARED_REFCOUNT : 1; }
+
+const char *object_encoding(const struct kv_entry *e) {
     unsigned t = entry_type(e);
     if (t == OBJ_STRING)
         return string_encoding(e);
@@ -650,7 +652,7 @@ void cmd_object(struct cmd_ctx *c) {
     }
     switch (i) {
     case 1:
-        reply_bulk_cstr(&c->r, entry_encoding(e));
+        reply_bulk_cstr(&c->r, object_encoding(e));
         break;
     case 2:
         if (!lfu_policy()) reply_error(&c->r, ERR_NO_LFU);
@@ -661,7 +663,7 @@ void cmd_object(struct cmd_ctx *c) {
         else reply_int(&c->r, stamp_idle_ms(e, c->now_ms) / 1000);
         break;
     default:
-        reply_int(&c->r, shared_integer(e) ? OBJ_SHARED_REFCOUNT : 1);
+        reply_int(&c->r, object_refcount(e));
         break;
     }
 }

@@ -1,8 +1,8 @@
 /*
- * Server commands: CONFIG, INFO, TIME, LASTSAVE, SHUTDOWN, DEBUG (COMMAND
- * is in cmd_command.c, MEMORY in cmd_memory.c).
+ * Server commands: CONFIG, INFO, TIME, LASTSAVE, SHUTDOWN, MODULE (COMMAND
+ * is in cmd_command.c, MEMORY in cmd_memory.c, DEBUG in cmd_debug.c).
  *
- * INFO and DEBUG run with every shard held (CMD_ALLSHARDS), so they may read
+ * INFO runs with every shard held (CMD_ALLSHARDS), so it may read
  * every shard's tables. Per-thread counters are read with relaxed loads: they
  * are only statistics.
  */
@@ -270,7 +270,7 @@ void cmd_info(struct cmd_ctx *c) {
     rbuf_free(&out);
 }
 
-/* ---- TIME, LASTSAVE, SHUTDOWN, DEBUG ---- */
+/* ---- TIME, LASTSAVE, SHUTDOWN ---- */
 
 void cmd_time(struct cmd_ctx *c) {
     uint64_t us = ustime_now();
@@ -310,74 +310,6 @@ void cmd_shutdown(struct cmd_ctx *c) {
     atomic_store(&rk_persist.shutdown_saved, true);   /* saved as asked, or not to be */
     atomic_store(&srv.shutdown, true);
     /* no reply: the connection closes as the server exits, as with Redis */
-}
-
-static void debug_populate(struct cmd_ctx *c) {
-    long long count, size = -1;
-    if (!str_to_ll(ARG(2).ptr, ARG(2).len, &count) || count < 0) {
-        reply_error(&c->r, "ERR value is out of range, must be positive");
-        return;
-    }
-    struct slice prefix = c->argc > 3 ? ARG(3) : SLICE_LIT("key");
-    if (c->argc > 4 && (!str_to_ll(ARG(4).ptr, ARG(4).len, &size) || size < 0)) {
-        reply_error(&c->r, "ERR value is out of range, must be positive");
-        return;
-    }
-    c->multi = true;
-    char kbuf[512], vbuf[64];
-    char *padded = size >= 0 ? rk_malloc((size_t)size + 1) : NULL;
-    for (long long i = 0; i < count; i++) {
-        int kl = snprintf(kbuf, sizeof kbuf, "%.*s:%lld", (int)(prefix.len > 400 ? 400 : prefix.len), prefix.ptr, i);
-        struct slice key = { kbuf, (size_t)kl };
-        if (db_lookup(c, key, LOOKUP_NOEXPIRE)) continue;
-        int vl = snprintf(vbuf, sizeof vbuf, "value:%lld", i);
-        struct slice val = { vbuf, (size_t)vl };
-        if (size >= 0) {
-            memset(padded, 0, (size_t)size);
-            memcpy(padded, vbuf, (size_t)vl < (size_t)size ? (size_t)vl : (size_t)size);
-            val = (struct slice){ padded, (size_t)size };
-        }
-        db_insert(c, entry_new_string(key, val, NO_EXPIRE));
-    }
-    free(padded);
-    reply_ok(&c->r);
-}
-
-void cmd_debug(struct cmd_ctx *c) {
-    if (ARG_IS(1, "sleep") && c->argc == 3) {
-        double secs;
-        if (!str_to_d(ARG(2).ptr, ARG(2).len, &secs)) { reply_error(&c->r, ERR_NOT_FLOAT); return; }
-        struct timespec ts = { (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
-        nanosleep(&ts, NULL);
-        reply_ok(&c->r);
-    } else if (ARG_IS(1, "populate") && c->argc >= 3 && c->argc <= 5) {
-        debug_populate(c);
-    } else if (ARG_IS(1, "reload")) {
-        persist_debug_reload(c);
-    } else if (ARG_IS(1, "config-rewrite-force-all") && c->argc == 2) {
-        if (!rk_config.config_file) reply_error(&c->r, "ERR The server is running without a config file");
-        else if (config_rewrite(true) != 0) reply_errorf(&c->r, "ERR CONFIG-REWRITE-FORCE-ALL failed: %s", strerror(errno));
-        else reply_ok(&c->r);
-    } else if (ARG_IS(1, "set-active-expire") && c->argc == 3) {
-        reply_ok(&c->r);
-    } else if (ARG_IS(1, "help")) {
-        static const char *help[] = {
-            "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "CONFIG-REWRITE-FORCE-ALL",
-            "    Like CONFIG REWRITE but writes all configuration options, including",
-            "    keywords not listed in original configuration file or default values.",
-            "POPULATE <count> [<prefix>] [<size>]",
-            "    Create <count> string keys named key:<num>.",
-            "RELOAD [option ...]",
-            "    Save the RDB on disk and reload it back to memory. Options: MERGE, NOFLUSH, NOSAVE.",
-            "SLEEP <seconds>",
-            "    Stop the server for <seconds>. Decimals allowed.",
-        };
-        reply_help(&c->r, help, RK_ARRAY_LEN(help));
-    } else {
-        reply_errorf(&c->r, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try DEBUG HELP.",
-                     (int)ARG(1).len, ARG(1).ptr);
-    }
 }
 
 /* ---- MODULE ---- */

@@ -181,7 +181,5 @@ void rewrite_format_memory(char *buf, size_t len, long long bytes);
 /* A value for a config line (Redis's sdscatrepr): double-quoted, escaped. */
 void append_repr(struct rbuf *out, const char *s);
 
-/* Redis's memtoull(): digits and an optional unit (b k kb m mb g gb). */
-bool parse_memory(const char *s, unsigned long long *out);
 
 #endif

@@ -265,7 +265,9 @@ static enum exec_result run_routed(struct client *c, const struct route *rt, int
             client_pubsub_refusal(c, cmd);
             return EXEC_DONE;
         }
-        if ((cmd->flags & CMD_TXCTL) || c->multi) return client_multi_command(c, rt, argc, argv, drop);
+        /* RESET is not queued: it runs at once and ends the transaction, as in Redis */
+        if ((cmd->flags & CMD_TXCTL) || (c->multi && cmd->proc != cmd_reset))
+            return client_multi_command(c, rt, argc, argv, drop);
         if (cmd->flags & CMD_SUBSCRIBE) return client_pubsub_command(c, rt, argc, argv, drop);
     }
     if (RK_UNLIKELY(cmd->flags & CMD_BLOCKING)) return exec_blocking(c, rt, argc, argv, drop);

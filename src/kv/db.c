@@ -483,6 +483,8 @@ static bool expire_db_cycle(struct cmd_ctx *c, struct shard *s, unsigned dbi, lo
     return true;
 }
 
+_Atomic bool db_active_expire = true;
+
 void shard_active_expire(struct shard *s, long long now_ms, uint64_t budget_us) {
     uint64_t deadline = monotonic_us() + budget_us;
     unsigned ndb = s->ndb < EXPIRE_CURSOR_DBS ? s->ndb : (unsigned)EXPIRE_CURSOR_DBS;
@@ -493,6 +495,8 @@ void shard_active_expire(struct shard *s, long long now_ms, uint64_t budget_us) 
      * or shrinks after mass deletion. */
     for (unsigned i = 0; i < ndb; i++)
         table_step(&s->dbs[i].table);
+    if (!atomic_load_explicit(&db_active_expire, memory_order_relaxed))
+        return;
 
     /* Deleting a watched key tells its watchers: the owner's own thread,
      * outside any command (worker NULL, see watch.h). */

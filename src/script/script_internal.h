@@ -12,7 +12,6 @@
 
 /* ---- SHA1 ---------------------------------------------------------------- */
 
-void script_sha1(const void *data, size_t len, unsigned char out[20]);
 void script_sha_to_hex(const unsigned char sha[20], char out[41]);
 bool script_sha_from_hex(struct slice hex, unsigned char out[20]);   /* 40 hex digits, any case */
 

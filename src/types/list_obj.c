@@ -39,6 +39,7 @@ const char *list_encoding(const struct list_obj *l) { return is_ql(l) ? "quickli
 size_t list_len(const struct list_obj *l) { return is_ql(l) ? ql_count(as_ql(l)) : lp_count(as_lp(l)); }
 
 const struct quicklist *list_quicklist(const struct list_obj *l) { return is_ql(l) ? as_ql(l) : NULL; }
+const struct listpack *list_listpack(const struct list_obj *l) { return is_ql(l) ? NULL : as_lp(l); }
 
 /* ------------------------------------------------------------ reading */
 

@@ -359,6 +359,13 @@ size_t ql_memory(const struct quicklist *ql) {
     return m;
 }
 
+size_t ql_raw_bytes(const struct quicklist *ql) {
+    size_t m = 0;
+    for (const struct ql_node *n = ql->head; n; n = n->next)
+        m += n->lp ? lp_bytes(n->lp) : n->lzf->raw;
+    return m;
+}
+
 /* ------------------------------------------------------------ ends */
 
 void ql_push(struct quicklist *ql, struct slice s, bool tail) {

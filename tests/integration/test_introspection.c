@@ -353,6 +353,10 @@ static void test_command_getkeys(void **state) {
     ERR(c, "ERR Invalid number of arguments specified for command", "COMMAND GETKEYS GET a b");
     ERR(c, "ERR Invalid number of arguments specified for command", "COMMAND GETKEYS ZUNIONSTORE d 0");
     ERR(c, "ERR Invalid arguments specified for command", "COMMAND GETKEYS ZUNIONSTORE d 5 a");
+    /* no_mandatory_keys: naming no key is an answer, not an error */
+    expect_empty_array(cmd(c, "COMMAND GETKEYS EVAL %s 0", "return 1"));
+    expect_empty_array(cmd(c, "COMMAND GETKEYS FCALL f 0"));
+    expect_bulks(cmd(c, "COMMAND GETKEYS EVAL %s 1 key", "return 1"), 1, "key");
     ERR(c, "ERR wrong number of arguments for 'command|getkeys' command", "COMMAND GETKEYS GET");
     ERR(c, "ERR wrong number of arguments for 'command|getkeysandflags' command", "COMMAND GETKEYSANDFLAGS");
 
