@@ -886,7 +886,10 @@ static void size_kept_output(struct client *c, bool forget_peak) {
 
 /* Every cron period: close clients idle longer than `timeout`, and publish
  * what this thread's clients cost (client eviction, while on, counts them
- * again too: what changed without passing one of its checks). */
+ * again too: what changed without passing one of its checks). Idle means
+ * nothing received (any bytes, not a whole command: Redis's lastinteraction),
+ * and as in Redis's clientsCronHandleTimeout subscribers and monitors never
+ * time out: they wait for the server by design. */
 void client_cron(struct worker *w) {
     long long timeout = CONFIG_GET(timeout);
     uint64_t bytes = 0;
@@ -897,7 +900,8 @@ void client_cron(struct worker *w) {
     for (uint32_t i = 0; i < w->nclients_cap; i++) {
         struct client *c = w->clients[i];
         if (!c) continue;
-        if (timeout > 0 && !(c->flags & CF_CLOSING) && c->wait == WAIT_NONE && c->inflight == 0 &&
+        if (timeout > 0 && !(c->flags & (CF_CLOSING | CF_PUBSUB | CF_MONITOR)) &&
+            c->wait == WAIT_NONE && c->inflight == 0 &&
             w->now_ms - c->last_ms > timeout * 1000) {
             client_close(c);
             continue;
