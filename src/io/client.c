@@ -152,6 +152,7 @@ void client_free_now(struct client *c) {
     if (c->wait == WAIT_BLOCKED) client_unlink_blocked(c);
     if (RK_UNLIKELY(c->wait == WAIT_PAUSED || (c->flags & CF_MONITOR))) client_controls_gone(c);
     if (c->trk) client_tracking_free(c);
+    client_pubsub_free(c);   /* connected at teardown: never closed */
     client_mem_forget(c);
     client_pushes_settled(c);
     close(c->fd);
