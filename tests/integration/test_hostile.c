@@ -16,7 +16,8 @@
  *     interaction (lastinteraction in readQueryFromClient), so a client
  *     trickling a command is never idle; it is closed once it stops, and
  *     what a trickler can make the server hold is bounded by the inline and
- *     query-buffer limits, which close it. Subscribers do not time out;
+ *     query-buffer limits, which close it. Subscribers and monitors do
+ *     not time out;
  *   - 10,000 connections opened and dropped: connected_clients back to the
  *     baseline;
  *   - 1,000,000 pipelined commands sent while no reply is read: ringkv
