@@ -158,6 +158,7 @@ void client_free_now(struct client *c) {
     if (c->wait == WAIT_BLOCKED) client_unlink_blocked(c);
     if (RK_UNLIKELY(c->wait == WAIT_PAUSED || (c->flags & CF_MONITOR))) client_controls_gone(c);
     if (c->trk) client_tracking_free(c);
+    client_pubsub_free(c);   /* connected at teardown: never closed */
     client_mem_forget(c);
     client_pushes_settled(c);
     close(c->fd);
@@ -558,8 +559,21 @@ static size_t parse_input(struct client *c, const char *buf, size_t len) {
     return n;
 }
 
+/* The waits that end without the client doing anything but read: its
+ * output draining, or the server's own work (its forwarded commands coming
+ * back, a transaction, a held shard, a script's rerun). A client that
+ * pipelines faster than its commands go out to other shards spends most of
+ * its time in WAIT_FORWARDS, so input held there must be bounded too, or it
+ * piles up unboundedly before the output pause is ever reached. Blocked
+ * and paused clients keep receiving, as in Redis, up to the query buffer
+ * limit. */
+static bool wait_stops_input(uint8_t wait) {
+    return wait == WAIT_OUTPUT || wait == WAIT_FORWARDS || wait == WAIT_TX || wait == WAIT_SHARD ||
+           wait == WAIT_RERUN;
+}
+
 static void maybe_stop_receiving(struct client *c) {
-    if (c->wait == WAIT_OUTPUT && c->in.len - c->in_off > INPUT_STOP_BYTES &&
+    if (wait_stops_input(c->wait) && c->in.len - c->in_off > INPUT_STOP_BYTES &&
         !(c->flags & CF_RECV_STOPPED)) {
         c->flags |= CF_RECV_STOPPED;
         c->flags &= ~CF_NEED_RECV;
@@ -587,12 +601,13 @@ void client_process_input(struct client *c) {
 
 /* client-query-buffer-limit, as Redis counts its query buffer: the input
  * not yet run, a frame being received included. Input held while the
- * client waits for its output to be read (WAIT_OUTPUT) is not counted:
- * Redis would have run it, and ringkv's own pause bounds it. Input parsed
+ * client waits for its output to be read or for the server's own work
+ * (wait_stops_input) is not counted: Redis would have run it, and the
+ * receive stop bounds it. Input parsed
  * straight from a receive buffer never counts, as one buffer
  * (io-buffer-size) cannot exceed the limit's minimum. */
 static bool over_query_buffer_limit(const struct client *c) {
-    return c->wait != WAIT_OUTPUT && c->in.len - c->in_off > (size_t)CONFIG_GET(client_query_buffer_limit);
+    return !wait_stops_input(c->wait) && c->in.len - c->in_off > (size_t)CONFIG_GET(client_query_buffer_limit);
 }
 
 static void close_at_query_buffer_limit(struct client *c) {
@@ -881,7 +896,10 @@ static void size_kept_output(struct client *c, bool forget_peak) {
 
 /* Every cron period: close clients idle longer than `timeout`, and publish
  * what this thread's clients cost (client eviction, while on, counts them
- * again too: what changed without passing one of its checks). */
+ * again too: what changed without passing one of its checks). Idle means
+ * nothing received (any bytes, not a whole command: Redis's lastinteraction),
+ * and as in Redis's clientsCronHandleTimeout subscribers and monitors never
+ * time out: they wait for the server by design. */
 void client_cron(struct worker *w) {
     long long timeout = CONFIG_GET(timeout);
     uint64_t bytes = 0;
@@ -892,7 +910,8 @@ void client_cron(struct worker *w) {
     for (uint32_t i = 0; i < w->nclients_cap; i++) {
         struct client *c = w->clients[i];
         if (!c) continue;
-        if (timeout > 0 && !(c->flags & CF_CLOSING) && c->wait == WAIT_NONE && c->inflight == 0 &&
+        if (timeout > 0 && !(c->flags & (CF_CLOSING | CF_PUBSUB | CF_MONITOR)) &&
+            c->wait == WAIT_NONE && c->inflight == 0 &&
             w->now_ms - c->last_ms > timeout * 1000) {
             client_close(c);
             continue;

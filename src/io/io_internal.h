@@ -68,6 +68,7 @@ bool client_pubsub_refuses(const struct client *c, const struct command *cmd);
 void client_pubsub_refusal(struct client *c, const struct command *cmd);
 /* Leave every subscription without confirming (RESET, disconnect). */
 void client_pubsub_reset(struct client *c);
+void client_pubsub_free(struct client *c);   /* teardown: the client's own records only */
 void client_pubsub_counts(const struct client *c, unsigned long long counts[PS_KINDS]);
 bool client_subs_allowed(struct client *c);
 /* A published message for this thread's subscribers. */

@@ -333,6 +333,17 @@ void client_pubsub_reset(struct client *c) {
     set_nsubs(c);
 }
 
+/* At teardown, a client still connected: its own record of what it is
+ * subscribed to goes, without unsubscribing (that would tell other
+ * threads' directories, which are going too); the thread's lists go with
+ * pubsub_worker_free. A client that closed unsubscribed in client_close. */
+void client_pubsub_free(struct client *c) {
+    if (!c->subs) return;
+    for (int k = 0; k < PS_KINDS; k++) hashmap_free(c->subs->names[k]);
+    free(c->subs);
+    c->subs = NULL;
+}
+
 /* ---- delivery ---- */
 
 static void deliver_to(struct client *c, const char *what, const struct slice *pattern,

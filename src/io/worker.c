@@ -191,8 +191,12 @@ static void on_recv(struct worker *w, struct io_uring_cqe *cqe, uint32_t idx, ui
     } else if (cqe->res == -ENOBUFS) {
         w->stats.enobufs++;
         if (!(c->flags & (CF_CLOSING | CF_RECV_STOPPED))) c->flags |= CF_NEED_RECV;
-    } else if (cqe->res == -ECANCELED && (c->flags & CF_RECV_STOPPED)) {
-        /* stopped on purpose (backpressure); re-armed on resume */
+    } else if (cqe->res == -ECANCELED) {
+        /* stopped on purpose (backpressure, maybe_stop_receiving): re-armed
+         * on resume. The client may have resumed already, the cancel still
+         * on its way (the resume saw the recv armed and left it): then
+         * re-arm now. A closing client's cancel ends here too. */
+        if (!(c->flags & (CF_CLOSING | CF_RECV_STOPPED))) c->flags |= CF_NEED_RECV;
     } else {
         /* 0 = peer closed, or a socket error */
         if (!(c->flags & CF_CLOSING)) client_close(c);

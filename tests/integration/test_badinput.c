@@ -2,7 +2,9 @@
  * Hostile and broken clients: protocol errors (exact reply, then the
  * connection closes), limits, frames split anywhere, clients vanishing
  * mid-frame or mid-pipeline, --maxclients, and the limits that apply
- * before AUTH. A client that never reads is test_limits'.
+ * before AUTH. A client that never reads is test_limits'; issue 15's
+ * hostile clients (huge claims, garbage, slowloris, connection churn, a
+ * million pipelined commands unread) are test_hostile's.
  */
 #include "harness.h"
 
