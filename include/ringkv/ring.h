@@ -17,7 +17,8 @@
 struct worker;
 struct client;
 
-enum ud_type { UD_IGNORE = 0, UD_ACCEPT, UD_RECV, UD_SEND, UD_DOORBELL, UD_FILE, UD_WRITABLE };
+enum ud_type { UD_IGNORE = 0, UD_ACCEPT, UD_RECV, UD_SEND, UD_DOORBELL, UD_FILE, UD_WRITABLE,
+               UD_METRICS_ACCEPT, UD_METRICS_RECV, UD_METRICS_SEND };   /* the last three: io/metrics_http.c */
 
 #define UD_MAKE(type, gen, idx) (((uint64_t)(type) << 56) | ((uint64_t)((gen) & 0xFFFFFF) << 32) | (uint32_t)(idx))
 #define UD_TYPE(ud) ((unsigned)((ud) >> 56))

@@ -28,7 +28,9 @@
 
 struct worker;
 struct tx;
+struct tx_outcome;
 struct multi_queue;
+struct metrics_http;
 
 /* Per-client ordering of replies while commands are out on other shards. */
 struct pending_reply {
@@ -231,6 +233,7 @@ struct worker {
     struct aof_writer *aof;                              /* this thread's AOF records (aof.h) */
     struct client *aof_gated;                            /* CF_AOF_GATED clients */
     struct script_thread *scripting;                     /* Lua engine and learned masks (script_host.c), NULL until used */
+    struct metrics_http *metrics;                        /* the /metrics listener (io/metrics_http.c): thread 0's, NULL while metrics-port is 0 */
     /* messaging */
     struct xmsg *out_batch[RK_MAX_THREADS];   /* batch being filled per target */
     struct xmsg *free_batches[RK_MAX_THREADS];
@@ -393,6 +396,12 @@ struct tx_request {
     struct multi_queue *exec;        /* EXEC: the queue to run (the transaction owns it) */
     bool track;                      /* client-side caching: record its reads for `reader` */
     struct block_record reader;
+    /* A request of the server's own (idx UINT32_MAX: no connection): its
+     * outcome goes to done(w, done_arg, ...) on the coordinating thread,
+     * possibly before tx_start returns (NULL: dropped, as a save point's
+     * BGSAVE). io/metrics_http.c reads INFO so. */
+    void (*done)(struct worker *w, uint64_t done_arg, const struct tx_outcome *out);
+    uint64_t done_arg;
 };
 
 /* What the transaction's command did. */

@@ -36,6 +36,12 @@ void persist_cron(struct worker *w);
 void persist_thread_start(struct worker *w);   /* the thread's AOF writer */
 void persist_thread_stop(struct worker *w);    /* its AOF writes finish */
 
+/* metrics_http.c: the /metrics listener of metrics-port, on thread 0 */
+int metrics_open(struct worker *w);    /* at start; -1: the start fails (logged) */
+void metrics_on_cqe(struct worker *w, uint64_t ud, int res, unsigned flags);
+void metrics_cron(struct worker *w);   /* deadlines, and requests that waited for a busy script */
+void metrics_free(struct worker *w);
+
 /* acl_gate.c */
 bool client_acl_refuses(struct client *c, const struct command *cmd, int argc, struct slice *argv);
 void client_acl_recheck_queue(struct client *c, struct multi_queue *q);

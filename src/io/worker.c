@@ -222,6 +222,9 @@ static void handle_cqe(struct worker *w, struct io_uring_cqe *cqe) {
         break;
     }
     case UD_FILE: persist_on_cqe(ud, cqe->res); break;
+    case UD_METRICS_ACCEPT:
+    case UD_METRICS_RECV:
+    case UD_METRICS_SEND: metrics_on_cqe(w, ud, cqe->res, cqe->flags); break;
     default: break;   /* doorbells and ignored completions only wake us */
     }
 }
@@ -264,6 +267,7 @@ static void worker_cron(struct worker *w) {
         client_cron(w);
         client_obuf_cron(w);
         persist_cron(w);
+        if (RK_UNLIKELY(w->metrics != NULL)) metrics_cron(w);
         ring_trim_quiet_buffers(w);
     }
 }
@@ -458,6 +462,7 @@ static int worker_setup(struct worker *w) {
         return -1;
     arm_tcp_listeners(w);
     if (w->unix_fd >= 0) ring_arm_accept(w, w->unix_fd, 0, UNIX_SLOT);
+    if (w->id == 0 && rk_config.metrics_port != 0 && metrics_open(w) != 0) return -1;
     return 0;
 }
 
@@ -573,6 +578,7 @@ static void worker_teardown(struct worker *w) {
     monitor_worker_free(w);
     script_thread_free(w);
     free(w->busy_cqes);
+    metrics_free(w);
     /* shutdown() stops listening at once; after close() alone the armed
      * accept keeps the socket listening until the kernel has finished
      * tearing the ring down, after this process has gone, and a server

@@ -413,6 +413,7 @@ static void run_item(struct tx *tx, struct tx_item *it, struct tx_outcome *out) 
     out->block_timeout_ms = ctx.block_timeout_ms;
     if (ctx.block) out->reply.len = 0;
     if (c) rk_msg_client.tx_done(w, req, out);
+    else if (req->done) req->done(w, req->done_arg, out);
 }
 
 /* Every shard is held: run the members in order, release the shards once,

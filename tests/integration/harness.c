@@ -126,6 +126,11 @@ static int free_port(void)
     return ntohs(a.sin_port);
 }
 
+int h_free_port(void)
+{
+    return free_port();
+}
+
 static void dump_log(const struct server *s)
 {
     FILE *f = fopen(s->log, "r");

@@ -42,6 +42,8 @@ int h_threads(void);
  * Returns the resulting soft limit. */
 long h_raise_nofile(long want);
 
+/* A loopback port nobody listens on now (for a server's second port). */
+int h_free_port(void);
 /* Start a server with extra arguments (NULL-terminated array, may be NULL).
  * Waits (bounded) until it answers PING. Returns 0 or -1 (already reported). */
 int server_start(struct server *s, const char *const *extra);
