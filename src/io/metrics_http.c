@@ -308,7 +308,11 @@ static void on_recv(struct worker *w, struct metrics_conn *m, int res) {
 
 static void on_send(struct worker *w, struct metrics_conn *m, int res) {
     m->ops--;
-    if (!m->closing && res > 0) {
+    if (m->closing) {   /* cancelled at its deadline */
+        conn_maybe_free(w, m);
+        return;
+    }
+    if (res > 0) {
         m->sent += (size_t)res;
         if (m->sent < m->out.len) {
             arm_send(w, m);
