@@ -38,9 +38,13 @@ struct shard;
  * that worker with the result (bytes written, 0, or -errno). */
 /* FOP_WRITE_DSYNC: a write that completes once its bytes are durable (RWF_DSYNC) */
 enum file_op_kind { FOP_WRITE, FOP_WRITE_DSYNC, FOP_FSYNC, FOP_FDATASYNC, FOP_RENAME };
+/* Whose operation it is: names its latency events ("snapshot-write", "aof-fsync-always", ...). */
+enum file_op_owner { FOP_SNAPSHOT, FOP_AOF };
 struct file_op {
     struct file_op *next;
     enum file_op_kind kind;
+    enum file_op_owner owner;
+    uint64_t started;          /* clock ticks at submission, while the latency monitor is on */
     int fd;
     const char *buf;           /* FOP_WRITE, FOP_WRITE_DSYNC */
     size_t len;

@@ -13,7 +13,9 @@
 
 #include "ringkv/log.h"
 #include "ringkv/aof.h"
+#include "ringkv/clock.h"
 #include "ringkv/config.h"
+#include "ringkv/latency.h"
 #include "ringkv/ring.h"
 #include "ringkv/snapshot.h"
 
@@ -23,6 +25,7 @@
 
 static void submit_file_op(struct worker *w, struct file_op *op) {
     struct io_uring_sqe *sqe = ring_sqe(w);
+    op->started = RK_UNLIKELY(latency_monitor_on()) ? clock_ticks() : 0;
     switch (op->kind) {
     case FOP_WRITE:
     case FOP_WRITE_DSYNC:
@@ -42,8 +45,22 @@ static void submit_file_op(struct worker *w, struct file_op *op) {
     io_uring_sqe_set_data64(sqe, ((uint64_t)UD_FILE << 56) | ((uintptr_t)op & UD_FILE_PTR_MASK));
 }
 
+/* The latency monitor's name for a file operation's time, submission to
+ * completion: for the AOF, what its clients' replies wait for under
+ * appendfsync always (Redis's "aof-fsync-always"), or its writes and
+ * background syncs; for a snapshot, its writes, syncs and final rename.
+ * The shard's own part of a snapshot is "snapshot-step". */
+static const char *file_op_event(const struct file_op *op) {
+    static const char *const aof[] = { "aof-write", "aof-fsync-always", "aof-fsync", "aof-fsync", "aof-rename" };
+    static const char *const snapshot[] = { "snapshot-write", "snapshot-write", "snapshot-fsync", "snapshot-fsync",
+                                            "snapshot-rename" };
+    return op->owner == FOP_AOF ? aof[op->kind] : snapshot[op->kind];
+}
+
 void persist_on_cqe(uint64_t ud, int res) {
     struct file_op *op = (struct file_op *)(uintptr_t)(ud & UD_FILE_PTR_MASK);
+    if (RK_UNLIKELY(op->started))
+        latency_add_sample_if_needed(file_op_event(op), ticks_to_ns(clock_ticks() - op->started) / 1000000);
     op->done(op, res);
 }
 
@@ -75,7 +92,9 @@ bool persist_iteration(struct worker *w) {
     if (RK_UNLIKELY(aof_on()) || RK_UNLIKELY(aof_writer_busy(w->aof))) aof_step(w);
     if (RK_LIKELY(!w->shard.snap) || shard_is_held(w)) return false;
     struct file_op *ops;
+    uint64_t t0 = RK_UNLIKELY(latency_monitor_on()) ? clock_ticks() : 0;
     bool more = snapshot_step(&w->shard, &ops);
+    if (t0) latency_add_sample_if_needed("snapshot-step", ticks_to_ns(clock_ticks() - t0) / 1000000);
     submit_ops(w, ops);
     return more;
 }

@@ -50,6 +50,8 @@
  * it, so a stream of transactions cannot starve them.
  */
 #include "ringkv/aof.h"
+#include "ringkv/clock.h"
+#include "ringkv/latency.h"
 #include "ringkv/ring.h"
 #include "ringkv/server.h"
 #include "ringkv/util.h"
@@ -79,6 +81,7 @@ struct tx {
     unsigned nwaiting;       /* members whose client waits (item.waiting) */
     struct tx_item *items, **tail;   /* members, in the order they started */
     struct rbuf *parts;      /* per_shard: a transaction of that one command */
+    uint64_t started;        /* clock ticks when it began asking, while the latency monitor is on */
 };
 
 /* The coordinating thread's transaction still acquiring its shards that
@@ -252,6 +255,7 @@ static struct tx *tx_new(struct worker *w, struct tx_item *it) {
     tx->serial = ++tx_serial;
     tx->items = it;
     tx->tail = &it->next;
+    if (RK_UNLIKELY(latency_monitor_on())) tx->started = clock_ticks();
     if (it->req.cmd->per_shard) tx->parts = rk_calloc(srv.nworkers, sizeof *tx->parts);
     else tx_open = tx;
     return tx;
@@ -421,6 +425,9 @@ static void run_item(struct tx *tx, struct tx_item *it, struct tx_outcome *out) 
 static void tx_finish(struct tx *tx) {
     struct worker *w = tx->coord;
     if (tx_open == tx) tx_open = NULL;
+    /* ringkv's own event: how long the transaction waited for its shards */
+    if (RK_UNLIKELY(tx->started))
+        latency_add_sample_if_needed("shard-lock-wait", ticks_to_ns(clock_ticks() - tx->started) / 1000000);
     struct tx_outcome out = { .reply = {0} };
     struct tx_item *again = NULL, **again_tail = &again;
     for (struct tx_item **at = &tx->items; *at;) {

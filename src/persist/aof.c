@@ -505,7 +505,7 @@ static struct aof_write *seal(struct aof_writer *aw) {
     wr->lstart = off;
     wr->len = aw->buf.len;
     wr->unsubmitted = true;
-    wr->op = (struct file_op){ .kind = FOP_WRITE, .fd = f->fd, .buf = wr->data, .len = aw->buf.len,
+    wr->op = (struct file_op){ .kind = FOP_WRITE, .owner = FOP_AOF, .fd = f->fd, .buf = wr->data, .len = aw->buf.len,
                                .off = off - f->start, .done = write_done };
     aw->buf = (struct rbuf){ 0 };
     aw->buf_db = -1;
@@ -559,7 +559,7 @@ static void start_sync(struct aof_writer *aw, uint64_t upto) {
     for (struct aof_file *f = atomic_load(&L.cur); f; f = f->older)
         if (atomic_load(&f->end) > from && f->start < upto) {
             /* off carries the op's index: sync_done finds its aof_sync */
-            s->ops[i] = (struct file_op){ .kind = FOP_FDATASYNC, .fd = f->fd, .off = i, .done = sync_done };
+            s->ops[i] = (struct file_op){ .kind = FOP_FDATASYNC, .owner = FOP_AOF, .fd = f->fd, .off = i, .done = sync_done };
             queue_op(aw, &s->ops[i]);
             i++;
         }

@@ -253,6 +253,42 @@ static void test_latency_events(void **state)
     OK(c, "CONFIG SET latency-monitor-threshold 0");
 }
 
+static void *open_raw_pinged(const struct server *s)
+{
+    struct raw *x = raw_connect(s);
+    RAW(x, "+PONG\r\n", "PING");   /* accepted and counted */
+    return x;
+}
+
+static void close_raw(void *x) { raw_close(x); }
+
+/* ringkv's own event: a cross-shard command on thread 1 that waits for
+ * shard 0 while DEBUG SLEEP, run from thread 0, holds every shard. */
+static void test_shard_lock_wait(void **state)
+{
+    struct fixture *f = FIX(state);
+    if (h_redis_mode() || h_threads() < 2) skip();
+    void *conns[H_MAX_THREADS] = { 0 };
+    h_every_thread(f->c, &f->srv, conns, open_raw_pinged, close_raw);
+    struct raw *sleeper = conns[0], *writer = conns[1];
+    char k0[32], k1[32];
+    h_two_shard_keys("lw", k0, k1);
+    OK(f->c, "CONFIG SET latency-monitor-threshold 10");
+    freeReplyObject(cmd(f->c, "LATENCY RESET"));
+    raw_cmd(sleeper, "DEBUG SLEEP 0.3");
+    h_sleep_ms(50);   /* the sleep holds the shards by now (else the write does not wait, and the test fails) */
+    raw_cmd(writer, "MSET %s a %s b", k0, k1);
+    raw_expect(sleeper, "+OK\r\n");
+    raw_expect(writer, "+OK\r\n");
+    redisReply *r = cmd(f->c, "LATENCY HISTORY shard-lock-wait");
+    assert_int_equal(r->elements, 1);
+    assert_true(r->element[0]->element[1]->integer >= 10);
+    freeReplyObject(r);
+    OK(f->c, "CONFIG SET latency-monitor-threshold 0");
+    for (int t = 0; t < H_MAX_THREADS; t++)
+        if (conns[t]) raw_close(conns[t]);
+}
+
 /* Calls counted on every thread, forwarded ones included. */
 static void test_latency_histogram(void **state)
 {
@@ -287,6 +323,7 @@ int main(void)
         cmocka_unit_test_setup(test_trimmed, h_flushall),
         cmocka_unit_test_setup(test_redacted_and_exec, h_flushall),
         cmocka_unit_test_setup(test_latency_events, h_flushall),
+        cmocka_unit_test_setup(test_shard_lock_wait, h_flushall),
         cmocka_unit_test_setup(test_latency_histogram, h_flushall),
     };
     return cmocka_run_group_tests_name("slowlog", tests, h_group_setup, h_group_teardown) + h_failures();
