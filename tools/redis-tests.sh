@@ -207,7 +207,7 @@ run_external() {
     mapfile -d '' -t skips < <(skip_args "$unit")
     (cd "$SUITE/.." && timeout "$UNIT_TIMEOUT" tclsh tests/test_helper.tcl \
         --host 127.0.0.1 --port "$port" --baseport $((21000 + RANDOM % 10000)) --single "unit/$unit" --tags "$(unit_tags "$unit")" \
-        --ignore-encoding --ignore-digest --durable --clients 1 --timeout 60 "${skips[@]}") \
+        --ignore-encoding --durable --clients 1 --timeout 60 "${skips[@]}") \
         2>&1 | sed 's/\x1b\[[0-9;]*m//g' >"$log.out" || true
     count_results "$log"
     note=""
@@ -229,7 +229,7 @@ run_own() {
     rm -rf "$tmp"/server.* "$tmp"/redis.conf.*
     (cd "$SUITE/.." && timeout "$UNIT_TIMEOUT" tclsh tests/test_helper.tcl \
         --baseport $((21000 + RANDOM % 10000)) --single "unit/$unit" --tags "$(unit_tags "own:$unit")" \
-        --ignore-encoding --ignore-digest --durable --clients 1 --timeout 60 --dont-clean "${skips[@]}") \
+        --ignore-encoding --durable --clients 1 --timeout 60 --dont-clean "${skips[@]}") \
         2>&1 | sed 's/\x1b\[[0-9;]*m//g' >"$log.out" || true
     count_results "$log"
     note=""
