@@ -585,8 +585,7 @@ static void worker_teardown(struct worker *w) {
      * started right after it would find the port taken (main.c). */
     listen_close(&w->listeners);
     if (w->unix_fd >= 0) {
-        shutdown(w->unix_fd, SHUT_RDWR);
-        close(w->unix_fd);
+        listen_close(&(struct listen_set){ .fd = { w->unix_fd }, .n = 1 });
         if (rk_config.unixsocket) unlink(rk_config.unixsocket);
     }
     ring_teardown(w);

@@ -348,7 +348,10 @@ static enum evict_outcome evict_until(struct shard *s, struct shard *const *all,
         if (!random) pool_take(s, &dbi, &key);
         uint64_t t0 = timing ? clock_ticks() : 0;
         long long f = db_evict_key(&ctx, dbi, (struct slice){ key.buf, key.len });
-        if (timing && clock_ticks() - t0 > timing->longest_del_ticks) timing->longest_del_ticks = clock_ticks() - t0;
+        if (timing) {
+            uint64_t took = clock_ticks() - t0;
+            if (took > timing->longest_del_ticks) timing->longest_del_ticks = took;
+        }
         freed += f;
         pay(f);
         if (++evicted % CHECK_EVERY == 0 && monotonic_us() - start > budget) break;
