@@ -404,15 +404,17 @@ static void fb_check(struct fixture *f, long long evicted) {
     long long left = r->integer;
     freeReplyObject(r);
     print_message("%lld keys evicted, %lld left\n", evicted, left);
-    /* With three shards or more, a shard that has not published its best
+    /* With two shards or more, a shard that has not published its best
      * candidate lately frees a share blind, and entries between threads
      * cost more; and the sanitizers' allocator counts other sizes: up to
-     * some 60 keys were seen to go */
+     * some 60 keys were seen to go (53 at two threads in one CI run). A
+     * feedback loop goes on until the keyspace is empty, which `left`
+     * catches. */
     long long most = 50;
 #if defined(__SANITIZE_ADDRESS__)
     most = 80;
 #endif
-    if (nthreads() > 2) most = 80;
+    if (nthreads() > 1) most = 80;
     assert_in_range(evicted, 10, most);
     assert_in_range(left, 200, FB_KEYS);
 }
