@@ -192,6 +192,10 @@ struct xmsg {
     struct slowlog_entry *slow;  /* XM_SLOWLOG */
 };
 
+/* The steps of INFO's iterations_over_* figures, in microseconds. */
+#define ITERATION_SLOW_STEPS 4
+extern const unsigned iteration_slow_us[ITERATION_SLOW_STEPS];
+
 struct worker_stats {
     uint64_t commands, forwarded_out, forwarded_in, batches_out, batches_in;
     uint64_t submits, completions, enobufs, connections_total, rejected;
@@ -203,6 +207,10 @@ struct worker_stats {
     uint64_t blocked_timeout;       /* ...of which with a timeout (clients_in_timeout_table) */
     uint64_t clients_mem;           /* bytes of this thread's clients, as of its last cron (mem_clients_normal) */
     uint64_t evicted_clients;       /* clients closed by client eviction (maxmemory-clients) */
+    /* the event loop's iterations, from wake-up to the next submit: how
+     * long the thread kept every one of its clients waiting */
+    uint64_t iterations, iteration_max_ticks;
+    uint64_t iterations_over[ITERATION_SLOW_STEPS];   /* longer than iteration_slow_us[i] */
 };
 
 struct worker {

@@ -28,6 +28,7 @@ struct kv_table_part {
     size_t used;               /* live entries */
     size_t tombstones;         /* deleted markers */
     size_t max_probe;          /* largest distance, in groups, of an entry from its home */
+    size_t huge_at;            /* used count at which the arrays ask for huge pages; SIZE_MAX: asked, or small */
 };
 
 struct kv_table {

@@ -406,10 +406,23 @@ static void worker_evict(struct worker *w) {
                 ring_doorbell(w, &srv.workers[i]);
 }
 
+const unsigned iteration_slow_us[ITERATION_SLOW_STEPS] = { 250, 1000, 2000, 8000 };
+static uint64_t iteration_slow_ticks;   /* the first step, in clock ticks (server_start) */
+
+/* One iteration's work took `ticks`. Only the long ones are converted. */
+static void iteration_account(struct worker *w, uint64_t ticks) {
+    w->stats.iterations++;
+    if (ticks > w->stats.iteration_max_ticks) w->stats.iteration_max_ticks = ticks;
+    if (RK_LIKELY(ticks <= iteration_slow_ticks)) return;
+    uint64_t us = ticks_to_ns(ticks) / 1000;
+    for (int i = 0; i < ITERATION_SLOW_STEPS && us > iteration_slow_us[i]; i++) w->stats.iterations_over[i]++;
+}
+
 static void *worker_main(void *arg) {
     struct worker *w = arg;
     rk_arena = &w->shard.arena;
     while (!atomic_load_explicit(&srv.shutdown, memory_order_relaxed)) {
+        uint64_t woke = clock_ticks();
         w->now_ms = (long long)mstime_now();
         worker_evict(w);
         uint64_t work0 = w->stats.commands + w->stats.forwarded_in;
@@ -445,6 +458,7 @@ static void *worker_main(void *arg) {
         client_flush_sends(w);
         uint64_t work = w->stats.commands + w->stats.forwarded_in - work0;
         w->iter_cmds_avg = (w->iter_cmds_avg * 7 + work) / 8;
+        iteration_account(w, clock_ticks() - woke);
         submit_and_wait(w, saving || (got && !xshard_inbox_empty(w)));
     }
     return NULL;
@@ -492,6 +506,7 @@ int server_start(void) {
     for (unsigned i = 0; i < n; i++) srv.shard_ptrs[i] = &srv.workers[i].shard;
     srv.start_ms = (long long)mstime_now();
     srv.start_us = monotonic_us();
+    iteration_slow_ticks = ns_to_ticks(iteration_slow_us[0] * 1000ull);
     atomic_store(&srv.next_client_id, 1);
     for (unsigned i = 0; i < n * n; i++)
         if (spsc_init(&srv.rings[i], 4096) != 0) return -1;

@@ -57,7 +57,6 @@ static struct arena_chunk *chunk_new(struct entry_arena *a) {
     if (start > (uintptr_t)raw) munmap(raw, start - (uintptr_t)raw);
     uintptr_t end = (uintptr_t)raw + 2 * ARENA_CHUNK;
     if (end > start + ARENA_CHUNK) munmap((void *)(start + ARENA_CHUNK), end - start - ARENA_CHUNK);
-    madvise((void *)start, ARENA_CHUNK, MADV_HUGEPAGE);
     struct arena_chunk *c = (struct arena_chunk *)start;
     c->owner = a;
     c->next = a->chunks;
@@ -85,6 +84,11 @@ void *arena_alloc(struct entry_arena *a, size_t size) {
             push_free(a, a->bump, piece);
             a->bump += piece;
         }
+        /* The chunk we leave is written through: only now ask for a huge
+         * page, which khugepaged then makes in the background. Asked for
+         * on a fresh chunk, the first touch would compact memory in the
+         * fault (THP defrag "madvise") and stall the shard. */
+        if (a->chunks) madvise(a->chunks, ARENA_CHUNK, MADV_HUGEPAGE);
         char *base = (char *)chunk_new(a);
         a->bump = base + CHUNK_HEADER;
         a->bump_end = base + ARENA_CHUNK;

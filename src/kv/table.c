@@ -99,6 +99,15 @@ static inline size_t part_limit(const struct kv_table_part *p) {
  * a mapping can be returned page by page while a migration drains it.
  * Their bytes are not in the allocator's statistics: they count in
  * used_memory (mem.h) from here, whole, until unmapped.
+ *
+ * Lookups land anywhere in these arrays, so with 4 KB pages nearly every
+ * one would also miss the TLB: they want huge pages. But a fresh mapping
+ * marked MADV_HUGEPAGE makes its first touches compact memory in the fault
+ * (THP's defrag "madvise", the usual setting), which stalls the shard for
+ * milliseconds. So the arrays are marked only once half their load is in
+ * (part_place), when nearly every page has been touched: the faults left
+ * are small ones, and khugepaged turns the rest into huge pages in the
+ * background.
  */
 static void *array_alloc(size_t bytes, bool zero) {
     if (bytes < MAP_MIN) return zero ? rk_calloc(1, bytes) : rk_malloc(bytes);
@@ -107,9 +116,6 @@ static void *array_alloc(size_t bytes, bool zero) {
         rk_log(LL_WARNING, "Out Of Memory mapping %zu bytes for a table!", bytes);
         abort();
     }
-    /* Lookups land anywhere in these arrays: with 4 KB pages nearly every
-     * one would also miss the TLB. */
-    madvise(p, bytes, MADV_HUGEPAGE);
     mem_count((long long)bytes);
     return p;
 }
@@ -132,6 +138,14 @@ static void part_alloc(struct kv_table_part *p, size_t ngroups) {
     p->slots = array_alloc(slot_bytes(ngroups), false);
     p->ngroups = ngroups;
     p->used = p->tombstones = p->max_probe = 0;
+    p->huge_at = slot_bytes(ngroups) >= MAP_MIN ? part_limit(p) / 2 : SIZE_MAX;
+}
+
+/* The arrays are half full: ask for huge pages now (see array_alloc). */
+static void part_want_huge(struct kv_table_part *p) {
+    madvise(p->slots, slot_bytes(p->ngroups), MADV_HUGEPAGE);
+    if (ctrl_bytes(p->ngroups) >= MAP_MIN) madvise(p->ctrl, ctrl_bytes(p->ngroups), MADV_HUGEPAGE);
+    p->huge_at = SIZE_MAX;
 }
 
 static void part_free(struct kv_table_part *p) {
@@ -179,6 +193,7 @@ static void part_place(struct kv_table_part *p, struct kv_entry *e, uint64_t has
         p->slots[i] = e;
         p->used++;
         if (d > p->max_probe) p->max_probe = d;
+        if (RK_UNLIKELY(p->used == p->huge_at)) part_want_huge(p);
         return;
     }
 }
