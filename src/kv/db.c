@@ -485,6 +485,8 @@ static bool expire_db_cycle(struct cmd_ctx *c, struct shard *s, unsigned dbi, lo
 
 _Atomic bool db_active_expire = true;
 
+#define CRON_TABLE_STEPS 256   /* table_step calls per db and cron tick */
+
 void shard_active_expire(struct shard *s, long long now_ms, uint64_t budget_us) {
     uint64_t deadline = monotonic_us() + budget_us;
     unsigned ndb = s->ndb < EXPIRE_CURSOR_DBS ? s->ndb : (unsigned)EXPIRE_CURSOR_DBS;
@@ -492,9 +494,10 @@ void shard_active_expire(struct shard *s, long long now_ms, uint64_t budget_us) 
     if (ndb == 0)
         return;
     /* The cron is also where a table nobody writes to finishes resizing,
-     * or shrinks after mass deletion. */
+     * or shrinks after mass deletion: a few hundred groups a tick, so that
+     * a big table's migration is over in seconds without its writes. */
     for (unsigned i = 0; i < ndb; i++)
-        table_step(&s->dbs[i].table);
+        for (int k = 0; k < CRON_TABLE_STEPS && table_step(&s->dbs[i].table); k++) {}
     if (!atomic_load_explicit(&db_active_expire, memory_order_relaxed))
         return;
 

@@ -40,7 +40,10 @@
  * 1/8 full, and each of the G / MIGRATE_GROUPS calls the migration takes
  * adds at most one entry. The
  * drain-everything path in grow() is a safety net that this arithmetic keeps
- * cold; moved_groups lets tests check that.
+ * cold; moved_groups lets tests check that. One group a call is the least
+ * the arithmetic allows and keeps each insert's share small: moving an
+ * entry rehashes its key, a cache miss in a big table, and a pipelined
+ * batch of inserts pays for all of its shares in one loop iteration.
  *
  * Lookups (table_find) never migrate, so a slot pointer stays valid until
  * the next insert, remove or step. Hashes are not stored; migration and
@@ -60,7 +63,7 @@
 
 #define GROUP          SWISS_GROUP
 #define GROUP_LIMIT    14          /* 7/8 of a group: the load limit */
-#define MIGRATE_GROUPS 4           /* groups moved per insert/remove/step */
+#define MIGRATE_GROUPS 1           /* groups moved per insert/remove/step */
 #define RELEASE_GROUPS 2048        /* drained groups of old handed back at once */
 #define MAP_MIN        ((size_t)1 << 20)   /* arrays this big are mmap()ed */
 #define NOT_FOUND      SIZE_MAX
