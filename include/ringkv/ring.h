@@ -42,6 +42,17 @@ void ring_arm_accept(struct worker *w, int fd, unsigned gen, unsigned slot);
 void ring_arm_recv(struct client *c);
 void ring_cancel_recv(struct client *c);
 
+/* A client's socket in the ring's table of registered files, at the
+ * client's index, so that its operations skip the kernel's file lookup.
+ * ring_install_file puts it there (a client past the table keeps using its
+ * fd); ring_uninstall_file takes it out, which the close needs: the table
+ * holds the socket open. Both are SQEs, so they cost no syscall and keep
+ * their order with the client's operations. */
+void ring_install_file(struct client *c);
+void ring_uninstall_file(struct client *c);
+/* Point sqe, prepared with c->fd, at c's socket. */
+void ring_sqe_client_file(struct io_uring_sqe *sqe, const struct client *c);
+
 void ring_doorbell(struct worker *w, struct worker *target);
 /* The same, submitted at once: for a worker that spins on the answer. */
 void ring_doorbell_now(struct worker *w, struct worker *target);

@@ -73,6 +73,7 @@ enum client_wait {
 #define CF_EVICTED        (1u << 13)  /* chosen by client eviction (maxmemory-clients): CF_CLOSE_ASAP too */
 #define CF_PARSING        (1u << 14)  /* its input is being parsed and run: its buffers are in use */
 #define CF_SEND_POLL      (1u << 15)  /* its send waits for the socket to take more (no buffer in the kernel) */
+#define CF_FIXED_FILE     (1u << 16)  /* its socket is in the ring's file table at its index (ring.h) */
 #define CF_MONITOR        (1u << 24)  /* MONITOR: gets a line per command (io/monitor.c) */
 #define CF_NO_EVICT       (1u << 25)  /* CLIENT NO-EVICT ON */
 #define CF_NO_TOUCH       (1u << 26)  /* CLIENT NO-TOUCH ON */
@@ -220,6 +221,7 @@ struct worker {
     pthread_t thread;
     struct io_uring ring;
     int ring_fd;
+    unsigned nfixed_files;          /* slots of the ring's registered-file table (0: none) */
     struct listen_set listeners;    /* bind x port (listen.h), as of listen_gen */
     unsigned listen_gen;            /* rk_config_listen_gen the listeners were opened for */
     int unix_fd;                    /* unixsocket, on worker 0; -1 */

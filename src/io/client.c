@@ -161,6 +161,7 @@ void client_free_now(struct client *c) {
     client_pubsub_free(c);   /* connected at teardown: never closed */
     client_mem_forget(c);
     client_pushes_settled(c);
+    ring_uninstall_file(c);   /* before its index can go to another client */
     close(c->fd);
     w->clients[c->idx] = NULL;
     w->free_idx[w->nfree++] = c->idx;
@@ -682,6 +683,7 @@ void client_resume(struct client *c) {
 static void submit_send(struct client *c) {
     struct io_uring_sqe *sqe = ring_sqe(c->w);
     io_uring_prep_send(sqe, c->fd, c->sending.buf + c->sent, c->sending.len - c->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ring_sqe_client_file(sqe, c);
     io_uring_sqe_set_data64(sqe, UD_MAKE(UD_SEND, c->gen, c->idx));
     c->pending_ops++;
     mem_count_leaving((long long)c->sending.cap);
@@ -691,6 +693,7 @@ static void await_writable(struct client *c) {
     client_pushes_settled(c);   /* c is slow: what waits for it counts */
     struct io_uring_sqe *sqe = ring_sqe(c->w);
     io_uring_prep_poll_add(sqe, c->fd, POLLOUT);
+    ring_sqe_client_file(sqe, c);
     io_uring_sqe_set_data64(sqe, UD_MAKE(UD_WRITABLE, c->gen, c->idx));
     c->flags |= CF_SEND_POLL;
     c->pending_ops++;

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,6 +24,45 @@
 #define RK_FEAT_MIN_TIMEOUT (1U << 15)   /* IORING_FEAT_MIN_TIMEOUT, newer than liburing 2.3 */
 #define RING_ENTRIES 4096
 #define BATCH_WAIT_NR 32                 /* completions a minimum wait gathers */
+
+/* The table of registered files: one slot per client index, as many as
+ * the process may have descriptors (bounded: the kernel keeps the table
+ * whole). Without it (an old kernel) every client uses its fd. */
+#define FILE_TABLE_MAX 65536
+
+static void register_file_table(struct worker *w) {
+    struct rlimit rl;
+    unsigned n = FILE_TABLE_MAX;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < n) n = (unsigned)rl.rlim_cur;
+    w->nfixed_files = io_uring_register_files_sparse(&w->ring, n) == 0 ? n : 0;
+}
+
+void ring_install_file(struct client *c) {
+    struct worker *w = c->w;
+    if (c->idx >= w->nfixed_files) return;
+    struct io_uring_sqe *sqe = ring_sqe(w);
+    io_uring_prep_files_update(sqe, &c->fd, 1, (int)c->idx);
+    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_IGNORE, 0, 0));
+    sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+    c->flags |= CF_FIXED_FILE;
+}
+
+void ring_uninstall_file(struct client *c) {
+    static int no_file = -1;
+    if (!(c->flags & CF_FIXED_FILE) || !c->w->nfixed_files) return;
+    struct io_uring_sqe *sqe = ring_sqe(c->w);
+    io_uring_prep_files_update(sqe, &no_file, 1, (int)c->idx);
+    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_IGNORE, 0, 0));
+    sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+    c->flags &= ~CF_FIXED_FILE;
+}
+
+void ring_sqe_client_file(struct io_uring_sqe *sqe, const struct client *c) {
+    if (c->flags & CF_FIXED_FILE) {
+        sqe->fd = (int)c->idx;
+        sqe->flags |= IOSQE_FIXED_FILE;
+    }
+}
 
 /* SINGLE_ISSUER|DEFER_TASKRUN keeps completion work on this thread and out of
  * interrupts; older kernels refuse the flags, so fall back step by step. */
@@ -43,6 +83,7 @@ int ring_setup(struct worker *w) {
             w->ring_fd = w->ring.ring_fd;
             w->defer_taskrun = i == 0;
             w->min_wait_ok = (p.features & RK_FEAT_MIN_TIMEOUT) && (p.features & IORING_FEAT_EXT_ARG);
+            register_file_table(w);
             return 0;
         }
     }
@@ -99,6 +140,7 @@ void ring_arm_accept(struct worker *w, int fd, unsigned gen, unsigned slot) {
 void ring_arm_recv(struct client *c) {
     struct io_uring_sqe *sqe = ring_sqe(c->w);
     io_uring_prep_recv_multishot(sqe, c->fd, NULL, 0, 0);
+    ring_sqe_client_file(sqe, c);
     sqe->flags |= IOSQE_BUFFER_SELECT;
     sqe->buf_group = BUF_GROUP;
     io_uring_sqe_set_data64(sqe, UD_MAKE(UD_RECV, c->gen, c->idx));
@@ -186,6 +228,7 @@ void ring_enter_min_wait(struct worker *w, struct __kernel_timespec *ts, unsigne
 }
 
 void ring_teardown(struct worker *w) {
+    w->nfixed_files = 0;   /* the table goes with the ring */
     if (w->ring_fd > 0) io_uring_queue_exit(&w->ring);
     if (w->bufs && w->bufs != MAP_FAILED) munmap(w->bufs, (size_t)w->nbufs * w->buf_size);
     if (w->br) munmap(w->br, w->nbufs * sizeof(struct io_uring_buf));

@@ -168,6 +168,7 @@ static void on_accept(struct worker *w, struct io_uring_cqe *cqe, uint32_t gen, 
     int one = 1;
     if (slot != UNIX_SLOT) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     struct client *c = client_new(w, fd);
+    ring_install_file(c);
     ring_arm_recv(c);
 }
 
@@ -342,13 +343,28 @@ static void replay_busy_cqes(struct worker *w) {
  * each copied before it is handled: a script that turns busy inside a
  * handler takes more from the same ring (worker_serve_while_busy), and the
  * loop goes on after those. */
+/* With many connections each completion's client is a cache miss: start
+ * loading the client of a completion a few places ahead. */
+#define CQE_PREFETCH_AHEAD 4
+
+static void prefetch_cqe_client(const struct worker *w, const struct io_uring_cqe *cqe) {
+    uint64_t ud = io_uring_cqe_get_data64(cqe);
+    unsigned type = UD_TYPE(ud);
+    if ((type != UD_RECV && type != UD_SEND) || UD_IDX(ud) >= w->nclients_cap) return;
+    const struct client *c = w->clients[UD_IDX(ud)];
+    if (c) __builtin_prefetch(c);
+}
+
 static unsigned drain_cqes(struct worker *w) {
     struct io_uring_cq *cq = &w->ring.cq;
-    unsigned n = 0;
+    unsigned n = 0, tail = 0;
     for (;;) {
         if (RK_UNLIKELY(w->nbusy_cqes) && !w->serving_busy) replay_busy_cqes(w);
         unsigned head = w->cq_head;
-        if (head == io_uring_smp_load_acquire(cq->ktail)) break;
+        /* the tail is read again once reached, or passed: a busy script's
+         * nested drain may have taken completions past it */
+        if ((int)(tail - head) <= 0 && head == (tail = io_uring_smp_load_acquire(cq->ktail))) break;
+        if (tail - head > CQE_PREFETCH_AHEAD) prefetch_cqe_client(w, &cq->cqes[(head + CQE_PREFETCH_AHEAD) & cq->ring_mask]);
         struct io_uring_cqe cqe = cq->cqes[head & cq->ring_mask];
         w->cq_head = head + 1;
         n++;
