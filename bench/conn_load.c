@@ -437,7 +437,7 @@ static void resolve(void)
 /* Local ports. Left to the kernel, connect() looks for a free port by
  * walking the ephemeral range, even ports first: once half the range holds
  * connections to this server, every connect walks past all of them, and
- * opening 16,384 connections takes tens of seconds of system time. So each
+ * each further connection costs more system time than the last. So each
  * socket binds a port itself, walking the range once from a cursor; with
  * SO_REUSEADDR a port whose last connection is in TIME_WAIT (a previous
  * run's) can be taken again. */
