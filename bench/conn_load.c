@@ -88,7 +88,7 @@ struct conn {
     int in_body;
     long body_left;      /* bytes of the bulk string and its CRLF still to come */
     size_t line_len;
-    char line[32];
+    char line[128];      /* room for the start of an error reply, to show */
 };
 
 static const char *host = "127.0.0.1";
@@ -111,7 +111,7 @@ static int stop_issuing;  /* time limit reached */
 static int measuring;     /* replies count as the run's (not the handshake's PONGs) */
 static uint64_t t_start, t_last_reply;
 
-static void die(const char *what)
+static _Noreturn void die(const char *what)
 {
     perror(what);
     exit(1);
@@ -322,7 +322,7 @@ static void refill(struct conn *c, long most)
 
 /* ---- replies ---- */
 
-static void bad_reply(struct conn *c, const char *why)
+static _Noreturn void bad_reply(struct conn *c, const char *why)
 {
     c->line[c->line_len < sizeof c->line ? c->line_len : sizeof c->line - 1] = 0;
     fprintf(stderr, "conn_load: %s: %s\n", why, c->line);
@@ -407,8 +407,12 @@ static void read_replies(struct conn *c)
         }
         char *nl = memchr(buf + i, '\n', (size_t)(n - i));
         size_t take = nl ? (size_t)(nl - (buf + i)) + 1 : (size_t)(n - i);
-        if (c->line_len + take >= sizeof c->line)
-            bad_reply(c, "reply line too long");
+        if (c->line_len + take >= sizeof c->line) {
+            size_t room = sizeof c->line - 1 - c->line_len;
+            memcpy(c->line + c->line_len, buf + i, room);
+            c->line_len += room;
+            bad_reply(c, c->line[0] == '-' ? "error reply" : "reply line too long");
+        }
         memcpy(c->line + c->line_len, buf + i, take);
         c->line_len += take;
         i += (ssize_t)take;
@@ -572,7 +576,7 @@ static void connect_all(void)
 
 /* ---- the run ---- */
 
-static void stalled(void)
+static _Noreturn void stalled(void)
 {
     long waiting = 0;
     for (long i = 0; i < conns_n; i++)
@@ -613,7 +617,7 @@ static void run(void)
     }
 }
 
-static void usage(void)
+static _Noreturn void usage(void)
 {
     fprintf(stderr, "usage: conn_load [-h HOST] [-p PORT] [-c CONNS] [-P PIPELINE] [-t get|set|fill]\n"
                     "                 [-n REQUESTS] [-T SECONDS] [-r KEYSPACE] [-d VALUE_SIZE]\n"
