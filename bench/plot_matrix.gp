@@ -18,8 +18,17 @@ set key outside right top
 set xlabel "connections"
 set pointsize 0.8
 # ticks at the connection counts measured, not at every power of two
+# and a margin either side, so the end ticks are not lost at the border
 set xtics ()
-do for [c in conns] { set xtics add (c int(c)) }
+cmin = 0; cmax = 0
+do for [c in conns] {
+    set xtics add (c int(c))
+    if (cmin == 0 || int(c) < cmin) { cmin = int(c) }
+    if (int(c) > cmax) { cmax = int(c) }
+}
+set xrange [cmin / 1.5 : cmax * 1.5]
+# the same for values on a power of ten, which autoscaling puts on the border
+set offsets 0, 0, graph 0.05, graph 0.05
 
 file(t, k, p) = sprintf("%s/%s-%s-%s.dat", dir, t, k, p)
 label(k, p) = sprintf("%s -P %s", k, p)
