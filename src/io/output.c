@@ -25,6 +25,7 @@
 #include "ringkv/tracking.h"
 #include "ringkv/util.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +283,18 @@ static uint64_t clients_everywhere(const struct worker *w) {
 bool clients_mem_full(const struct worker *w, size_t more) {
     if (!w->cev_limit || w->cev_stuck) return false;
     return clients_everywhere(w) + 2 * (more + xshard_replies_in_flight()) >= w->cev_limit;
+}
+
+/* rk_evict_hold (evict.h): a shard's keys wait while its thread sees the
+ * clients, with the replies on their way to them, at the limit. Checked
+ * only at the thread's iteration start (clients_evictions_due), a key
+ * went whenever the clients reached the limit during the shard's turn, or
+ * replies still in messages (counted in used_memory, not yet in any
+ * client's buffers: in Redis they would be) took used_memory over
+ * maxmemory with the clients' own figure under their limit. */
+bool clients_hold_key_eviction(const struct shard *s) {
+    const struct worker *w = (const struct worker *)((const char *)s - offsetof(struct worker, shard));
+    return clients_mem_full(w, 0);
 }
 
 bool clients_evictions_due(const struct worker *w) {
