@@ -213,12 +213,16 @@ static void wake_if_sleeping(struct worker *w, struct worker *o) {
 /* Redis frees a victim at once: its buffers go now, or, while its input
  * is being run, once that stops (client_process_input). Else the other
  * clients would grow, within the limit, into memory the victim still
- * holds until the end of the iteration, and used_memory pass maxmemory. */
+ * holds until the end of the iteration, and used_memory pass maxmemory.
+ * The buffers go before the victim leaves the count: the other way round,
+ * another thread could read the clients under their limit while
+ * used_memory still held the victim's buffers, and evict a key for them
+ * (rk_evict_hold). */
 static void evict_client(struct worker *w, struct client *c) {
     c->flags |= CF_EVICTED;
     w->stats.evicted_clients++;
-    client_close_asap(c);   /* leaves its bucket and the count */
     client_release_buffers(c);
+    client_close_asap(c);   /* leaves its bucket and the count */
 }
 
 /* Evict from this thread's clients while every thread's clients together
