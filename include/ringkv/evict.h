@@ -55,6 +55,13 @@ struct evict_timing {
  * iteration. timing: NULL, or where the turn's durations go. */
 bool evict_iteration(struct shard *s, struct shard *const *all, unsigned nshards, long long now_ms, bool may_evict,
                      bool *wake_peers, struct evict_timing *timing);
+/* Whether s's keys must wait, asked before each key eviction: the io layer
+ * answers (NULL: never), true while the clients, with the replies on
+ * their way to them, are at maxmemory-clients. As in Redis, clients over
+ * that limit go before any key; their threads evict them, and the
+ * memory they hold is not the keys' to give. Asked again before each key,
+ * since the clients may reach the limit while a shard is evicting. */
+extern bool (*rk_evict_hold)(const struct shard *s);
 /* The shard's eviction state is freed (before shard_destroy). */
 void evict_shard_free(struct shard *s);
 

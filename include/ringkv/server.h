@@ -355,6 +355,9 @@ bool clients_mem_full(const struct worker *w, size_t more);
 /* Every thread's clients are at client eviction's limit and some can be
  * evicted: keys wait for that (Redis evicts clients before keys). */
 bool clients_evictions_due(const struct worker *w);
+/* evict.h's rk_evict_hold: s (a worker's shard) keeps its keys while its
+ * clients are at client eviction's limit as clients_mem_full counts them. */
+bool clients_hold_key_eviction(const struct shard *s);
 /* output.c: what a client costs (its struct, buffers, argument and
  * transaction queues, subscriptions, tracking prefixes): INFO's
  * mem_clients_normal, CLIENT LIST's tot-mem, and client eviction's figure */

@@ -25,6 +25,7 @@
 #include "ringkv/tracking.h"
 #include "ringkv/util.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,12 +213,16 @@ static void wake_if_sleeping(struct worker *w, struct worker *o) {
 /* Redis frees a victim at once: its buffers go now, or, while its input
  * is being run, once that stops (client_process_input). Else the other
  * clients would grow, within the limit, into memory the victim still
- * holds until the end of the iteration, and used_memory pass maxmemory. */
+ * holds until the end of the iteration, and used_memory pass maxmemory.
+ * The buffers go before the victim leaves the count: the other way round,
+ * another thread could read the clients under their limit while
+ * used_memory still held the victim's buffers, and evict a key for them
+ * (rk_evict_hold). */
 static void evict_client(struct worker *w, struct client *c) {
     c->flags |= CF_EVICTED;
     w->stats.evicted_clients++;
-    client_close_asap(c);   /* leaves its bucket and the count */
     client_release_buffers(c);
+    client_close_asap(c);   /* leaves its bucket and the count */
 }
 
 /* Evict from this thread's clients while every thread's clients together
@@ -282,6 +287,18 @@ static uint64_t clients_everywhere(const struct worker *w) {
 bool clients_mem_full(const struct worker *w, size_t more) {
     if (!w->cev_limit || w->cev_stuck) return false;
     return clients_everywhere(w) + 2 * (more + xshard_replies_in_flight()) >= w->cev_limit;
+}
+
+/* rk_evict_hold (evict.h): a shard's keys wait while its thread sees the
+ * clients, with the replies on their way to them, at the limit. Checked
+ * only at the thread's iteration start (clients_evictions_due), a key
+ * went whenever the clients reached the limit during the shard's turn, or
+ * replies still in messages (counted in used_memory, not yet in any
+ * client's buffers: in Redis they would be) took used_memory over
+ * maxmemory with the clients' own figure under their limit. */
+bool clients_hold_key_eviction(const struct shard *s) {
+    const struct worker *w = (const struct worker *)((const char *)s - offsetof(struct worker, shard));
+    return clients_mem_full(w, 0);
 }
 
 bool clients_evictions_due(const struct worker *w) {

@@ -562,6 +562,7 @@ int server_start(void) {
     for (int c = 0; c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, &allowed)) cpus[ncpus++] = c;
 
+    rk_evict_hold = clients_hold_key_eviction;   /* clients over maxmemory-clients go before keys */
     pthread_barrier_init(&start_barrier, NULL, n + 1);
     for (unsigned i = 0; i < n; i++) {
         struct worker *w = &srv.workers[i];

@@ -285,6 +285,8 @@ enum evict_outcome { EVICT_DONE, EVICT_DEFERRED, EVICT_NOTHING };
  * after BEST_FRESH_MS, and a lone shard owes what it finds each time. */
 static _Atomic long long evict_owed, evict_owed_ms;
 
+bool (*rk_evict_hold)(const struct shard *s);
+
 /* What is owed now: the debt in course, no more than the overage. */
 static long long owed_now(long long over, unsigned nshards, long long now_ms) {
     long long owed = atomic_load_explicit(&evict_owed, memory_order_relaxed);
@@ -343,6 +345,10 @@ static enum evict_outcome evict_until(struct shard *s, struct shard *const *all,
         }
         if (unknown && freed >= (long long)share) {
             if (!random) s->evict_share_until_ms = now_ms + BEST_FRESH_MS;
+            break;
+        }
+        if (rk_evict_hold && rk_evict_hold(s)) {   /* the clients go first */
+            out = EVICT_DEFERRED;
             break;
         }
         if (!random) pool_take(s, &dbi, &key);

@@ -110,8 +110,44 @@ void h_fail_(const char *file, int line, const char *fmt, ...)
 /* ------------------------------------------------------------------ */
 /* Server process                                                      */
 
+/* Whether port is free to listen on now: bound with SO_REUSEADDR, as the
+ * server's listener is, so its own earlier connections in TIME_WAIT do
+ * not count. */
+static bool port_bindable(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    if (fd < 0) return false;
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+              bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    close(fd);
+    return ok;
+}
+
+/* A port for a server, picked at random outside the kernel's ephemeral
+ * range (ip_local_port_range). In it, bind(0) finds nothing once the
+ * tests running side by side have left every client port in TIME_WAIT
+ * (test_hostile alone drops ten thousand connections; seen with several
+ * test binaries at once), and a client's connect could take the port
+ * before the server binds it. The kernel's own pick is the last
+ * resort. */
 static int free_port(void)
 {
+    int lo = 32768, hi = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf(f, "%d %d", &lo, &hi) != 2) lo = 32768, hi = 60999;
+        fclose(f);
+    }
+    int from = 1024, to = lo - 1;   /* below the range, or else above it */
+    if (to - from < 1000) from = hi + 1, to = 65535;
+    static unsigned seed;
+    if (!seed) seed = (unsigned)getpid() * 2654435761u ^ (unsigned)time(NULL);
+    for (int i = 0; to - from >= 1000 && i < 1000; i++) {
+        int port = from + (int)(rand_r(&seed) % (unsigned)(to - from + 1));
+        if (port_bindable(port)) return port;
+    }
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = { .sin_family = AF_INET };
     socklen_t al = sizeof a;

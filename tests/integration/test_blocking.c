@@ -14,13 +14,24 @@
 #include <string.h>
 
 
+/* Wait (bounded by a count of polls, generous for a loaded machine and
+ * the sanitizers) until n clients are blocked: a waiter's command has
+ * been taken up before the test goes on, whatever the load. */
+static void wait_blocked(redisContext *c, long long n) {
+    for (int i = 0; i < 4000; i++) {
+        if (info_ll(c, "clients", "blocked_clients") == n) return;
+        h_sleep_ms(5);
+    }
+    fail_msg("blocked_clients did not reach %lld", n);
+}
+
 static void test_served_by_push(void **state) {
     struct fixture *f = FIX(state);
     char k1[32], k2[32];
     h_two_shard_keys("bk:", k1, k2);
     struct raw *w = raw_connect(&f->srv);
     raw_cmd(w, "BLPOP %s %s 0", k1, k2);
-    h_sleep_ms(100);
+    wait_blocked(f->c, 1);
     STATUS(f->c, "PONG", "PING");          /* the blocked connection holds nobody up */
     INT(f->c, 1, "RPUSH %s v1", k2);
     char exp[128];
@@ -53,11 +64,11 @@ static void test_fifo_and_exactly_once(void **state) {
     struct fixture *f = FIX(state);
     struct raw *a = raw_connect(&f->srv), *b = raw_connect(&f->srv);
     raw_cmd(a, "BLPOP bk:q 0");
-    h_sleep_ms(50);
+    wait_blocked(f->c, 1);                 /* a waits first, whatever the load */
     raw_cmd(b, "BLPOP bk:q 0");
-    h_sleep_ms(50);
+    wait_blocked(f->c, 2);
     INT(f->c, 1, "RPUSH bk:q first");
-    h_sleep_ms(100);
+    wait_blocked(f->c, 1);                 /* one served, one still waiting */
     INT(f->c, 1, "RPUSH bk:q second");
     struct rv *ra = raw_reply(a), *rb = raw_reply(b);
     assert_int_equal(ra->n, 2);
@@ -72,14 +83,6 @@ static void test_fifo_and_exactly_once(void **state) {
     raw_close(b);
 }
 
-/* Wait (bounded) until n clients are blocked. */
-static void wait_blocked(redisContext *c, long long n) {
-    for (int i = 0; i < 1000; i++) {
-        if (info_ll(c, "clients", "blocked_clients") == n) return;
-        h_sleep_ms(5);
-    }
-    fail_msg("blocked_clients did not reach %lld", n);
-}
 
 /* Many waiters on connections spread over the threads, blocked one after
  * the other: one push of as many elements serves them in that order, also
@@ -141,17 +144,18 @@ static void test_gone_waiters_lose_nothing(void **state) {
     struct fixture *f = FIX(state);
     struct raw *a = raw_connect(&f->srv);
     raw_cmd(a, "BLPOP bk:g 0");
-    h_sleep_ms(50);
+    wait_blocked(f->c, 1);
     raw_abort(a);                              /* disconnects while blocked */
+    wait_blocked(f->c, 0);                     /* and the server has seen it go */
     struct raw *k = raw_connect(&f->srv);
     raw_cmd(k, "CLIENT ID");
     struct rv *idr = raw_reply(k);
     long long id = idr->integer;
     rv_free(idr);
     raw_cmd(k, "BRPOP bk:g 0");
-    h_sleep_ms(50);
+    wait_blocked(f->c, 1);
     INT(f->c, 1, "CLIENT KILL ID %lld", id);
-    h_sleep_ms(50);
+    wait_blocked(f->c, 0);
     raw_close(k);
     INT(f->c, 2, "RPUSH bk:g x y");
     h_sleep_ms(50);
@@ -164,12 +168,12 @@ static void test_blmove_and_blmpop(void **state) {
     h_two_shard_keys("bk:", src, dst);
     struct raw *w = raw_connect(&f->srv);
     raw_cmd(w, "BLMOVE %s %s LEFT RIGHT 0", src, dst);
-    h_sleep_ms(50);
+    wait_blocked(f->c, 1);
     INT(f->c, 1, "LPUSH %s moved", src);
     raw_expect(w, "$5\r\nmoved\r\n");
     expect_bulks(cmd(f->c, "LRANGE %s 0 -1", dst), 1, "moved");
     raw_cmd(w, "BLMPOP 0 2 bk:m1 bk:m2 RIGHT COUNT 2");
-    h_sleep_ms(50);
+    wait_blocked(f->c, 1);
     INT(f->c, 3, "RPUSH bk:m2 1 2 3");
     raw_expect(w, "*2\r\n$5\r\nbk:m2\r\n*2\r\n$1\r\n3\r\n$1\r\n2\r\n");
     raw_close(w);
@@ -181,7 +185,7 @@ static void test_sorted_sets(void **state) {
     h_two_shard_keys("bk:", k1, k2);
     struct raw *w = raw_connect(&f->srv);
     raw_cmd(w, "BZPOPMIN %s %s 0", k1, k2);
-    h_sleep_ms(50);
+    wait_blocked(f->c, 1);
     INT(f->c, 2, "ZADD %s 5 five 1 one", k2);
     char exp[128];
     snprintf(exp, sizeof exp, "*3\r\n$%zu\r\n%s\r\n$3\r\none\r\n$1\r\n1\r\n", strlen(k2), k2);
@@ -189,7 +193,7 @@ static void test_sorted_sets(void **state) {
     INT(f->c, 1, "ZCARD %s", k2);
     RAW(w, "*-1\r\n", "BZPOPMAX bk:znone 0.1");
     raw_cmd(w, "BZMPOP 0 2 bk:za bk:zb MAX COUNT 2");
-    h_sleep_ms(50);
+    wait_blocked(f->c, 1);
     INT(f->c, 3, "ZADD bk:zb 1 a 2 b 3 c");
     raw_expect(w, "*2\r\n$5\r\nbk:zb\r\n*2\r\n*2\r\n$1\r\nc\r\n$1\r\n3\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n");
     ERR(f->c, "ERR timeout is negative", "BZPOPMIN bk:z -1");
@@ -232,7 +236,7 @@ static void test_blocked_clients_info(void **state) {
         raw_cmd(w[i], i & 1 ? "BLPOP bk:i%d 0" : "BLPOP bk:i%d 100", i);
     }
     long long n = -1;
-    for (int i = 0; i < 1000 && n != 4; i++) {
+    for (int i = 0; i < 4000 && n != 4; i++) {
         n = info_ll(f->c, "clients", "blocked_clients");
         if (n != 4) h_sleep_ms(5);
     }
@@ -242,7 +246,7 @@ static void test_blocked_clients_info(void **state) {
     raw_expect(w[0], "*2\r\n$5\r\nbk:i0\r\n$1\r\nx\r\n");
     raw_abort(w[1]);
     w[1] = NULL;
-    for (int i = 0; i < 1000 && n != 2; i++) {
+    for (int i = 0; i < 4000 && n != 2; i++) {
         n = info_ll(f->c, "clients", "blocked_clients");
         if (n != 2) h_sleep_ms(5);
     }
@@ -286,7 +290,7 @@ static void test_client_unblock(void **state) {
     INT(f->c, 0, "CLIENT UNBLOCK %lld", id);
     raw_cmd(w, "BLPOP bk:u 0");
     long long n = 0;
-    for (int i = 0; i < 1000 && n != 1; i++) {
+    for (int i = 0; i < 4000 && n != 1; i++) {
         redisReply *r = cmd(f->c, "CLIENT UNBLOCK %lld", id);
         n = r->integer;
         freeReplyObject(r);
@@ -295,12 +299,14 @@ static void test_client_unblock(void **state) {
     assert_int_equal(n, 1);
     raw_expect(w, "*-1\r\n");
     raw_cmd(w, "BRPOPLPUSH bk:u bk:v 0");
-    for (n = 0; n != 1;) {
+    n = 0;
+    for (int i = 0; i < 4000 && n != 1; i++) {
         redisReply *r = cmd(f->c, "CLIENT UNBLOCK %lld ERROR", id);
         n = r->integer;
         freeReplyObject(r);
         if (n != 1) h_sleep_ms(5);
     }
+    assert_int_equal(n, 1);
     raw_expect(w, "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n");
     /* each ended call counts once, and as failed (Redis 7.0 counts any
      * call CLIENT UNBLOCK ends as failed) */
