@@ -56,6 +56,7 @@
 #define OUTPUT_KEEP_MAX     (16u << 10)   /* ...and its largest (PROTO_REPLY_CHUNK_BYTES) */
 #define OUTPUT_PEAK_MS      5000          /* a send counts as "lately" this long (reply-buffer-peak-reset-time) */
 #define HOLD_OUTPUT_BYTES   (64u << 10)   /* ready replies held back while others are in flight */
+#define OUTPUT_IDLE_MS      1000          /* a client quiet this long keeps no output buffer (client_cron) */
 
 /* "ip:port" of either end; a unix socket client's is the socket's path
  * with port 0 at both ends, as Redis shows it. Returns the family. */
@@ -882,7 +883,11 @@ void client_info_line(struct client *c, bool current, struct rbuf *out, long lon
  * when its sends filled it; a kept buffer now too big goes at once. The
  * peak is forgotten every OUTPUT_PEAK_MS, so a client that went quiet
  * shrinks. Sizes are powers of two, as output buffers grow: a size
- * between two would free every buffer the client's sends need. */
+ * between two would free every buffer the client's sends need. A client
+ * that sent nothing for OUTPUT_IDLE_MS keeps no buffer at all, as Redis
+ * gives back an idle client's query buffer (clientsCronResizeQueryBuffer):
+ * most of a server's connections are usually idle ones, and the buffer
+ * would be a fair part of what each costs. Its next reply allocates one. */
 static void size_kept_output(struct client *c, bool forget_peak) {
     uint32_t keep = c->out_keep;
     if (keep / 2 >= OUTPUT_KEEP_MIN && c->out_peak < keep / 2)
@@ -891,7 +896,8 @@ static void size_kept_output(struct client *c, bool forget_peak) {
         keep = keep * 2 < OUTPUT_KEEP_MAX ? keep * 2 : OUTPUT_KEEP_MAX;
     c->out_keep = keep;
     if (forget_peak) c->out_peak = 0;
-    if (!(c->flags & CF_SEND_INFLIGHT) && c->out.len == 0 && c->out.cap > keep) rbuf_free(&c->out);
+    bool idle = c->w->now_ms - c->last_ms >= OUTPUT_IDLE_MS;
+    if (!(c->flags & CF_SEND_INFLIGHT) && c->out.len == 0 && (c->out.cap > keep || idle)) rbuf_free(&c->out);
 }
 
 /* Every cron period: close clients idle longer than `timeout`, and publish
