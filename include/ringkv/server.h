@@ -147,8 +147,13 @@ struct client {
     size_t subs_mem;               /* bytes of its subscription sets (io/pubsub.c keeps it) */
     struct client *mem_prev, *mem_next;   /* its bucket's list, oldest first */
     uint8_t mem_bucket;            /* bucket + 1; 0: in none (not evictable, or not counted) */
-    char addr[64], laddr[64];
+    /* "ip:port" of the peer, then after its NUL the local end's
+     * (client_laddr): one allocation of their length, not two arrays
+     * sized for the longest, since every connection holds them */
+    char *addr;
 };
+
+static inline const char *client_laddr(const struct client *c) { return c->addr + strlen(c->addr) + 1; }
 
 /* Client eviction sorts a thread's evictable clients by size as Redis 7.0
  * does: bucket b holds those of 2^(14+b) to 2^(15+b) bytes, the first

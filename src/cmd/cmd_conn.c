@@ -245,7 +245,7 @@ static bool filter_match(const struct client_filter *f, struct client *cl, struc
     if (f->type == 1) return false;
     if (f->skipme && cl == self) return false;
     if (f->addr.ptr && !str_is(cl->addr, f->addr)) return false;
-    if (f->laddr.ptr && !str_is(cl->laddr, f->laddr)) return false;
+    if (f->laddr.ptr && !str_is(client_laddr(cl), f->laddr)) return false;
     if (f->maxage && (now_ms - cl->ctime_ms) / 1000 < f->maxage) return false;
     if (f->user.ptr && !slice_eq(f->user, (struct slice){ cl->user->name, cl->user->namelen })) return false;
     if (f->nids) {

@@ -105,8 +105,13 @@ struct client *client_new(struct worker *w, int fd) {
     if (acl_default_nopass()) c->flags |= CF_AUTHED;
     c->ctime_ms = c->last_ms = w->now_ms;
     c->last_cmd = "NULL";
-    if (format_addr(fd, false, c->addr, sizeof c->addr) == AF_UNIX) c->flags |= CF_UNIX;
-    format_addr(fd, true, c->laddr, sizeof c->laddr);
+    char peer[128], local[128];
+    if (format_addr(fd, false, peer, sizeof peer) == AF_UNIX) c->flags |= CF_UNIX;
+    format_addr(fd, true, local, sizeof local);
+    size_t np = strlen(peer) + 1, nl = strlen(local) + 1;
+    c->addr = rk_malloc(np + nl);
+    memcpy(c->addr, peer, np);
+    memcpy(c->addr + np, local, nl);
     w->stats.connections_total++;
     w->stats.connected++;
     return c;
@@ -179,6 +184,7 @@ void client_free_now(struct client *c) {
     free(c->name);
     free(c->lib_name);
     free(c->lib_ver);
+    free(c->addr);
     acl_user_release(c->user);
     w->stats.connected--;
     atomic_fetch_sub(&srv.connected, 1);
@@ -868,7 +874,7 @@ void client_info_line(struct client *c, bool current, struct rbuf *out, long lon
         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%llu psub=%llu ssub=%llu "
         "multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 oll=0 omem=%zu "
         "tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s\n",
-        (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
+        (unsigned long long)c->id, c->addr, client_laddr(c), c->fd, c->name ? c->name : "",
         (now_ms - c->ctime_ms) / 1000, (now_ms - c->last_ms) / 1000, client_flag_letters(c, flags), c->db,
         subs[PS_CHANNEL], subs[PS_PATTERN], subs[PS_SHARD], qbuf, c->in.cap - c->in.len, c->in.cap, client_output_size(c),
         client_memory(c), c->last_cmd, c->user->name,
