@@ -21,6 +21,7 @@
 #include "ringkv/pubsub_dir.h"
 #include "ringkv/resp.h"
 #include "ringkv/spsc.h"
+#include "ringkv/util.h"
 
 #define RK_MAX_THREADS 64
 #define RK_VERSION "7.0.15"          /* the Redis version we answer as */
@@ -81,9 +82,39 @@ enum client_wait {
 #define CF_UNIX           (1u << 28)  /* connected through unixsocket */
 #define CF_PUBSUB         (1u << 20)  /* subscribed to something (nsubs > 0) */
 
+/* What a client holds only once it uses a feature most connections never
+ * touch (a blocking command, WATCH, a name, appendfsync always's gate, the
+ * soft output limit, subscriptions' bytes): allocated at the first use
+ * (client_rare), kept until the client goes. An idle connection then
+ * costs little more than struct client itself, which is what a server with
+ * many mostly idle connections pays per connection. Readers that may meet
+ * a client without one treat a missing struct as all zeros. */
+struct client_rare {
+    /* blocking commands */
+    uint64_t block_ticket;         /* place in line of the command being run (0: none yet) */
+    long long block_deadline_ms;   /* 0: not blocked yet; LLONG_MAX: no timeout */
+    size_t block_cmd_len;          /* bytes of the blocked command at the front of `in` */
+    const struct command *block_cmd;   /* that command: its call is counted when CLIENT UNBLOCK ... ERROR ends it */
+    struct rbuf block_memo;        /* what the blocked command keeps across its runs (cmd_ctx.block_memo) */
+    struct client *next_blocked;   /* w->blocked */
+    bool block_timed_out;
+    /* WATCH */
+    bool watch_dirty;              /* a watched key was touched: EXEC fails */
+    uint64_t watch_mask;           /* shards of the watched keys */
+    struct rbuf watched_keys;      /* [db:u16][len:u32][key]...: EXEC checks them for expiry */
+    /* CLIENT SETNAME, CLIENT SETINFO */
+    char *name, *lib_name, *lib_ver;
+    /* appendfsync always (CF_AOF_GATED): out leaves once the AOF is durable this far */
+    uint64_t aof_gate;
+    struct client *next_gated;     /* on w->aof_gated */
+    long long obuf_soft_since_ms;  /* over the soft output limit since (0: not) */
+    size_t subs_mem;               /* bytes of its subscription sets (io/pubsub.c keeps it) */
+};
+
 struct client {
     /* The first cache line holds what every command and every reply coming
-     * back from another shard touches (the allocation is line-aligned). */
+     * back from another shard touches (the size is a multiple of the line,
+     * and mimalloc's blocks of such sizes start on one: client_new). */
     struct worker *w;
     uint32_t idx, gen;             /* position in w->clients, reuse generation */
     uint32_t flags;
@@ -92,10 +123,9 @@ struct client {
     uint8_t pending_ops;           /* io_uring ops not yet completed */
     bool reply_off;                /* CLIENT REPLY OFF */
     uint8_t reply_skip;            /* CLIENT REPLY SKIP: drop the next command's reply */
+    uint8_t mem_bucket;            /* client eviction: bucket + 1; 0: in none (not evictable, or not counted) */
     uint32_t inflight;             /* forwarded commands not yet answered */
     struct rbuf out;               /* replies waiting for a send */
-    uint64_t aof_gate;             /* CF_AOF_GATED: out leaves once the AOF is durable this far */
-    struct client *next_gated;     /* on w->aof_gated */
     struct reply_queue *rq;        /* non-NULL while replies wait on other shards */
     struct client *next_flush;     /* w->flush_list */
     int db;
@@ -111,45 +141,54 @@ struct client {
     uint64_t id;
     struct client *next_wait;      /* a wait list */
     struct client *next_resume;    /* w->resume_list */
-    char *name;
-    char *lib_name, *lib_ver;
     struct acl_user *user;         /* held: the default user until AUTH (acl.h) */
     long long ctime_ms, last_ms;
-    long long obuf_soft_since_ms;  /* over the soft output limit since (0: not) */
     const char *last_cmd;
-    /* blocking commands */
-    uint32_t block_seq;            /* attempt number: older waiter records are stale */
-    uint64_t block_ticket;         /* place in line of the command being run (0: none yet) */
-    long long block_deadline_ms;   /* 0: not blocked yet; LLONG_MAX: no timeout */
-    bool block_timed_out;
-    size_t block_cmd_len;          /* bytes of the blocked command at the front of `in` */
-    const struct command *block_cmd;   /* that command: its call is counted when CLIENT UNBLOCK ... ERROR ends it */
-    struct rbuf block_memo;        /* what the blocked command keeps across its runs (cmd_ctx.block_memo) */
-    struct client *next_blocked;   /* w->blocked */
-    /* MULTI/EXEC and WATCH */
-    struct multi_queue *multi;     /* non-NULL between MULTI and EXEC/DISCARD */
+    uint32_t block_seq;            /* blocking: attempt number, older waiter records are stale */
     uint32_t watch_seq;            /* watch epoch: records of older epochs are stale */
-    uint64_t watch_mask;           /* shards of the watched keys */
-    bool watch_dirty;              /* a watched key was touched: EXEC fails */
-    struct rbuf watched_keys;      /* [db:u16][len:u32][key]...: EXEC checks them for expiry */
+    struct multi_queue *multi;     /* non-NULL between MULTI and EXEC/DISCARD */
     /* pub/sub (io/pubsub.c): channels + patterns + shard channels this
      * client is subscribed to; > 0 is Redis's "pub/sub mode" */
     uint32_t nsubs;
+    uint32_t trk_epoch;            /* tracking epoch: records of older epochs are stale */
     struct pubsub_client *subs;
     /* client-side caching (io/tracking.c) */
     struct client_tracking *trk;   /* NULL until CLIENT TRACKING */
     const struct block_record *trk_reader;   /* the command being run records its reads for this (NULL: not) */
-    uint32_t trk_epoch;            /* tracking epoch: records of older epochs are stale */
     uint32_t pushes_leaving;       /* bytes of invalidations in `out` not counted for eviction (output.h) */
     /* client eviction (maxmemory-clients, io/output.c): while it is on,
      * what the client counts for in its thread's total, and its place
-     * among the evictable clients of its size */
+     * among the evictable clients of its size (mem_bucket above) */
     size_t mem;                    /* bytes counted (0 while not counted) */
-    size_t subs_mem;               /* bytes of its subscription sets (io/pubsub.c keeps it) */
     struct client *mem_prev, *mem_next;   /* its bucket's list, oldest first */
-    uint8_t mem_bucket;            /* bucket + 1; 0: in none (not evictable, or not counted) */
-    char addr[64], laddr[64];
+    /* "ip:port" of the peer, then after its NUL the local end's: NULL
+     * until first asked for (client_addr, client_laddr), as Redis finds a
+     * client's peer id when first needed, since most connections are
+     * never listed, logged or monitored */
+    char *addr;
+    struct client_rare *rare;      /* NULL until a feature needs it */
 };
+
+/* The addresses are a cache, filled on first use even through a const
+ * pointer: a client is only ever read on its own thread. */
+static inline const char *client_addr(const struct client *c) {
+    if (RK_UNLIKELY(c->addr == NULL)) ((struct client *)c)->addr = sock_addr_pair(c->fd);
+    return c->addr;
+}
+static inline const char *client_laddr(const struct client *c) {
+    const char *a = client_addr(c);
+    return a + strlen(a) + 1;
+}
+
+/* c's rare part, allocated now if it has none (freed by client.c). */
+static inline struct client_rare *client_rare(struct client *c) {
+    if (RK_UNLIKELY(c->rare == NULL)) c->rare = rk_calloc(1, sizeof *c->rare);
+    return c->rare;
+}
+static inline const char *client_name(const struct client *c) { return c->rare ? c->rare->name : NULL; }
+static inline bool client_watch_dirty(const struct client *c) { return c->rare && c->rare->watch_dirty; }
+static inline uint64_t client_block_ticket(const struct client *c) { return c->rare ? c->rare->block_ticket : 0; }
+static inline long long client_block_deadline(const struct client *c) { return c->rare ? c->rare->block_deadline_ms : 0; }
 
 /* Client eviction sorts a thread's evictable clients by size as Redis 7.0
  * does: bucket b holds those of 2^(14+b) to 2^(15+b) bytes, the first

@@ -36,6 +36,9 @@ uint64_t monotonic_us(void);
 /* Whether a client address "ip:port" (as CLIENT LIST shows it) is local
  * in Redis's sense (islocalClient): the peer is 127.0.0.1 or ::1. */
 bool addr_is_loopback(const char *ip_port);
+/* Both ends of socket fd as "ip:port" (a unix socket's: its path, port
+ * 0), the peer's first, each NUL-terminated, in one allocation. */
+char *sock_addr_pair(int fd);
 /* n bytes as Redis writes them for people: "1.50M", "512B". */
 void human_bytes(char *buf, size_t len, double n);
 

@@ -44,7 +44,7 @@ struct kv_entry **lookup_typed_or_reply(struct cmd_ctx *c, struct slice key, uns
  * the client's thread, where the command runs (there, or as its
  * transaction's coordinator). */
 static uint64_t waiter_ticket(const struct cmd_ctx *c) {
-    return c->client ? c->client->block_ticket : 0;
+    return c->client ? client_block_ticket(c->client) : 0;
 }
 
 bool waiter_skips_key(struct cmd_ctx *c, struct slice key, unsigned type) {

@@ -131,7 +131,7 @@ void cmd_hello(struct cmd_ctx *c) {
                            "select the RESP protocol version at the same time");
         return;
     }
-    if (setname) set_name(&cl->name, name);
+    if (setname) set_name(&client_rare(cl)->name, name);
     cl->resp = (uint8_t)ver;
     c->r.resp = cl->resp;
     reply_map(&c->r, 7);
@@ -156,7 +156,7 @@ void cmd_reset(struct cmd_ctx *c) {
     struct client *cl = c->client;
     cl->db = 0;
     cl->resp = 2;
-    set_name(&cl->name, (struct slice){0});
+    if (cl->rare) set_name(&cl->rare->name, (struct slice){0});
     /* back to the default user, authenticated only if it needs no password */
     acl_user_release(cl->user);
     cl->user = acl_default_user();
@@ -244,8 +244,8 @@ static bool filter_match(const struct client_filter *f, struct client *cl, struc
     if (cl->flags & (CF_CLOSING | CF_EVICTED)) return false;   /* gone, or going this iteration */
     if (f->type == 1) return false;
     if (f->skipme && cl == self) return false;
-    if (f->addr.ptr && !str_is(cl->addr, f->addr)) return false;
-    if (f->laddr.ptr && !str_is(cl->laddr, f->laddr)) return false;
+    if (f->addr.ptr && !str_is(client_addr(cl), f->addr)) return false;
+    if (f->laddr.ptr && !str_is(client_laddr(cl), f->laddr)) return false;
     if (f->maxage && (now_ms - cl->ctime_ms) / 1000 < f->maxage) return false;
     if (f->user.ptr && !slice_eq(f->user, (struct slice){ cl->user->name, cl->user->namelen })) return false;
     if (f->nids) {
@@ -421,10 +421,10 @@ void cmd_client(struct cmd_ctx *c) {
             reply_error(&c->r, "ERR Client names cannot contain spaces, newlines or special characters.");
             return;
         }
-        set_name(&cl->name, ARG(2));
+        set_name(&client_rare(cl)->name, ARG(2));
         reply_ok(&c->r);
     } else if (ARG_IS(1, "getname")) {
-        if (cl->name) reply_bulk_cstr(&c->r, cl->name);
+        if (client_name(cl)) reply_bulk_cstr(&c->r, client_name(cl));
         else reply_null(&c->r);
     } else if (ARG_IS(1, "info")) {
         struct rbuf line = {0};
@@ -442,7 +442,8 @@ void cmd_client(struct cmd_ctx *c) {
                          (int)ARG(2).len, ARG(2).ptr);
             return;
         }
-        set_name(is_name ? &cl->lib_name : &cl->lib_ver, ARG(3));
+        struct client_rare *x = client_rare(cl);
+        set_name(is_name ? &x->lib_name : &x->lib_ver, ARG(3));
         reply_ok(&c->r);
     } else if (ARG_IS(1, "reply")) {
         /* OFF and SKIP answer nothing, not even to themselves */

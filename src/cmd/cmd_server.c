@@ -65,7 +65,7 @@ static void config_get_cmd(struct cmd_ctx *c) {
 
 /* enable-protected-configs local: Redis's test of a local client */
 static bool client_is_local(const struct cmd_ctx *c) {
-    return c->client && addr_is_loopback(c->client->addr);
+    return c->client && addr_is_loopback(client_addr(c->client));
 }
 
 static void config_set_cmd(struct cmd_ctx *c) {

@@ -38,40 +38,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A client on w->blocked has its rare part (client_block made it). */
 void client_unlink_blocked(struct client *c) {
     struct client **pp = &c->w->blocked;
-    while (*pp && *pp != c) pp = &(*pp)->next_blocked;
+    while (*pp && *pp != c) pp = &(*pp)->rare->next_blocked;
     if (*pp) {
-        *pp = c->next_blocked;
+        *pp = c->rare->next_blocked;
         c->w->stats.blocked_clients--;
-        if (c->block_deadline_ms != LLONG_MAX) c->w->stats.blocked_timeout--;
+        if (c->rare->block_deadline_ms != LLONG_MAX) c->w->stats.blocked_timeout--;
+        c->rare->next_blocked = NULL;
     }
-    c->next_blocked = NULL;
 }
 
 static _Atomic uint64_t tickets;
 
 void client_take_ticket(struct client *c) {
-    if (!c->block_ticket) c->block_ticket = atomic_fetch_add_explicit(&tickets, 1, memory_order_relaxed) + 1;
+    struct client_rare *x = client_rare(c);
+    if (!x->block_ticket) x->block_ticket = atomic_fetch_add_explicit(&tickets, 1, memory_order_relaxed) + 1;
 }
 
 void client_block(struct client *c, const struct command *cmd, long long timeout_ms, size_t cmd_len) {
-    c->block_cmd = cmd;
-    c->block_cmd_len = cmd_len;
-    if (c->block_deadline_ms == 0)
-        c->block_deadline_ms = timeout_ms > 0 ? c->w->now_ms + timeout_ms : LLONG_MAX;
+    struct client_rare *x = client_rare(c);
+    x->block_cmd = cmd;
+    x->block_cmd_len = cmd_len;
+    if (x->block_deadline_ms == 0)
+        x->block_deadline_ms = timeout_ms > 0 ? c->w->now_ms + timeout_ms : LLONG_MAX;
     c->wait = WAIT_BLOCKED;
-    c->next_blocked = c->w->blocked;
+    x->next_blocked = c->w->blocked;
     c->w->blocked = c;
     c->w->stats.blocked_clients++;
-    if (c->block_deadline_ms != LLONG_MAX) c->w->stats.blocked_timeout++;
+    if (x->block_deadline_ms != LLONG_MAX) c->w->stats.blocked_timeout++;
 }
 
 void client_unblocked(struct client *c) {
-    c->block_memo.len = 0;
-    c->block_deadline_ms = 0;
-    c->block_ticket = 0;
-    c->block_timed_out = false;
+    struct client_rare *x = c->rare;
+    if (!x) return;
+    x->block_memo.len = 0;
+    x->block_deadline_ms = 0;
+    x->block_ticket = 0;
+    x->block_timed_out = false;
 }
 
 /* The command at the front of the pending input was served: drop its bytes. */
@@ -157,13 +162,13 @@ long long clients_block_cron(struct worker *w) {
     long long next = LLONG_MAX;
     for (;;) {
         struct client *expired = NULL;
-        for (struct client *c = w->blocked; c; c = c->next_blocked) {
-            if (c->block_deadline_ms <= w->now_ms) { expired = c; break; }
-            if (c->block_deadline_ms < next) next = c->block_deadline_ms;
+        for (struct client *c = w->blocked; c; c = c->rare->next_blocked) {
+            if (c->rare->block_deadline_ms <= w->now_ms) { expired = c; break; }
+            if (c->rare->block_deadline_ms < next) next = c->rare->block_deadline_ms;
         }
         if (!expired) return next;
         client_unlink_blocked(expired);
-        expired->block_timed_out = true;
+        expired->rare->block_timed_out = true;
         client_schedule_wake(expired);
         next = LLONG_MAX;   /* the list changed: look again */
     }
@@ -178,7 +183,7 @@ bool block_record_alive(struct cmd_ctx *ctx, const struct block_record *r, uint6
     struct worker *w = ctx->worker;
     if (r->worker != w->id) return true;
     struct client *c = client_by_ref(w, r->idx, r->gen);
-    return c && !(c->flags & CF_CLOSING) && ticket && c->block_ticket == ticket;
+    return c && !(c->flags & CF_CLOSING) && ticket && client_block_ticket(c) == ticket;
 }
 
 /* CLIENT UNBLOCK: a blocked client stops waiting, as if its timeout had
@@ -189,16 +194,16 @@ bool client_unblock(struct client *c, bool error) {
     if (error) {
         struct reply r = { &c->out, c->resp };
         reply_error(&r, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
-        command_count_call(c->block_cmd, true);   /* its call, failed, as Redis's updateStatsOnUnblock */
+        command_count_call(c->rare->block_cmd, true);   /* its call, failed, as Redis's updateStatsOnUnblock */
         /* its command will not run again: its place in line goes */
         decline(c->w, &(struct block_record){ c->w->id, c->idx, c->gen, c->block_seq });
-        client_consume_pending(c, c->block_cmd_len);
+        client_consume_pending(c, c->rare->block_cmd_len);
         client_unblocked(c);
         client_mark_flush(c);
         client_output_grew(c);
     } else {
-        c->block_timed_out = true;
-        command_count_failure(c->block_cmd);   /* Redis counts it failed too; the run that answers counts the call */
+        c->rare->block_timed_out = true;
+        command_count_failure(c->rare->block_cmd);   /* Redis counts it failed too; the run that answers counts the call */
     }
     client_schedule_resume(c);
     return true;

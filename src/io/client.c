@@ -56,30 +56,7 @@
 #define OUTPUT_KEEP_MAX     (16u << 10)   /* ...and its largest (PROTO_REPLY_CHUNK_BYTES) */
 #define OUTPUT_PEAK_MS      5000          /* a send counts as "lately" this long (reply-buffer-peak-reset-time) */
 #define HOLD_OUTPUT_BYTES   (64u << 10)   /* ready replies held back while others are in flight */
-
-/* "ip:port" of either end; a unix socket client's is the socket's path
- * with port 0 at both ends, as Redis shows it. Returns the family. */
-static int format_addr(int fd, bool local, char *dst, size_t len) {
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof ss;
-    int rc = local ? getsockname(fd, (struct sockaddr *)&ss, &sl) : getpeername(fd, (struct sockaddr *)&ss, &sl);
-    char ip[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-    if (rc == 0 && ss.ss_family == AF_INET) {
-        struct sockaddr_in *s = (struct sockaddr_in *)&ss;
-        inet_ntop(AF_INET, &s->sin_addr, ip, sizeof ip);
-        port = ntohs(s->sin_port);
-    } else if (rc == 0 && ss.ss_family == AF_INET6) {
-        struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
-        inet_ntop(AF_INET6, &s->sin6_addr, ip, sizeof ip);
-        port = ntohs(s->sin6_port);
-    } else if (rc == 0 && ss.ss_family == AF_UNIX) {
-        snprintf(dst, len, "%s:0", rk_config.unixsocket ? rk_config.unixsocket : "");
-        return AF_UNIX;
-    }
-    snprintf(dst, len, "%s:%d", ip, port);
-    return rc == 0 ? ss.ss_family : AF_UNSPEC;
-}
+#define OUTPUT_IDLE_MS      1000          /* a client quiet this long keeps no output buffer (client_cron) */
 
 struct client *client_new(struct worker *w, int fd) {
     if (w->nfree == 0) {
@@ -91,7 +68,12 @@ struct client *client_new(struct worker *w, int fd) {
         w->nclients_cap = cap;
     }
     static _Thread_local uint32_t gen_counter;
-    struct client *c = rk_calloc_aligned(64, sizeof *c);
+    /* Not rk_calloc_aligned: mimalloc serves an aligned request of a size
+     * that is not a power of two from the next size class up (a fifth
+     * more here), while its plain blocks of a multiple of 64 bytes already
+     * start on a line. */
+    _Static_assert(sizeof(struct client) % 64 == 0, "struct client is a whole number of cache lines");
+    struct client *c = rk_calloc(1, sizeof *c);
     c->idx = w->free_idx[--w->nfree];
     c->gen = ++gen_counter & 0xFFFFFF;
     w->clients[c->idx] = c;
@@ -104,8 +86,9 @@ struct client *client_new(struct worker *w, int fd) {
     if (acl_default_nopass()) c->flags |= CF_AUTHED;
     c->ctime_ms = c->last_ms = w->now_ms;
     c->last_cmd = "NULL";
-    if (format_addr(fd, false, c->addr, sizeof c->addr) == AF_UNIX) c->flags |= CF_UNIX;
-    format_addr(fd, true, c->laddr, sizeof c->laddr);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 && ss.ss_family == AF_UNIX) c->flags |= CF_UNIX;
     w->stats.connections_total++;
     w->stats.connected++;
     return c;
@@ -152,6 +135,16 @@ void client_close(struct client *c) {
     client_mark_flush(c);
 }
 
+static void rare_free(struct client_rare *x) {
+    if (!x) return;
+    rbuf_free(&x->watched_keys);
+    rbuf_free(&x->block_memo);
+    free(x->name);
+    free(x->lib_name);
+    free(x->lib_ver);
+    free(x);
+}
+
 void client_free_now(struct client *c) {
     struct worker *w = c->w;
     if (c->wait == WAIT_SHARD) unlink_shard_waiter(c);
@@ -174,11 +167,8 @@ void client_free_now(struct client *c) {
         free(c->rq);
     }
     multi_queue_free(c->multi);
-    rbuf_free(&c->watched_keys);
-    rbuf_free(&c->block_memo);
-    free(c->name);
-    free(c->lib_name);
-    free(c->lib_ver);
+    rare_free(c->rare);
+    free(c->addr);
     acl_user_release(c->user);
     w->stats.connected--;
     atomic_fetch_sub(&srv.connected, 1);
@@ -331,7 +321,7 @@ static bool refused_for_memory(struct client *c, const struct command *cmd, int 
 static bool refused_as_protected(struct client *c, const struct command *cmd) {
     bool debug = cmd->proc == cmd_debug;
     const char *setting = debug ? rk_config.enable_debug_command : rk_config.enable_module_command;
-    if (config_allows_protected(setting, addr_is_loopback(c->addr))) return false;
+    if (config_allows_protected(setting, addr_is_loopback(client_addr(c)))) return false;
     char err[320];
     snprintf(err, sizeof err,
              "ERR %s command not allowed. If the %s option is set to \"local\", you can run it from a local "
@@ -617,7 +607,7 @@ static void close_at_query_buffer_limit(struct client *c) {
     cat_repr(&bytes, c->in.buf + c->in_off, n < 64 ? n : 64);
     rbuf_append(&bytes, "", 1);
     rk_log(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf initial bytes: %s)",
-            (unsigned long long)c->id, c->addr, bytes.buf);
+            (unsigned long long)c->id, client_addr(c), bytes.buf);
     rbuf_free(&bytes);
     c->w->stats.qbuf_limit_closed++;
     client_close(c);
@@ -771,10 +761,11 @@ void client_on_send(struct client *c, int res) {
  * gate (0: nothing new to wait for, but what already waits still does). */
 static bool gate_output(struct client *c, uint64_t gate) {
     if (!gate && !(c->flags & CF_AOF_GATED)) return false;
-    if (gate > c->aof_gate) c->aof_gate = gate;
+    struct client_rare *x = client_rare(c);
+    if (gate > x->aof_gate) x->aof_gate = gate;
     if (!(c->flags & CF_AOF_GATED)) {
         c->flags |= CF_AOF_GATED;
-        c->next_gated = c->w->aof_gated;
+        x->next_gated = c->w->aof_gated;
         c->w->aof_gated = c;
     }
     return true;
@@ -786,15 +777,16 @@ static void release_gated(struct worker *w) {
     uint64_t least = 0;
     for (struct client **at = &w->aof_gated; *at;) {
         struct client *c = *at;
+        struct client_rare *x = c->rare;   /* gate_output made it */
         bool closing = c->flags & CF_CLOSING;
-        if (!closing && !aof_gate_passed(c->aof_gate)) {
-            if (!least || c->aof_gate < least) least = c->aof_gate;
-            at = &c->next_gated;
+        if (!closing && !aof_gate_passed(x->aof_gate)) {
+            if (!least || x->aof_gate < least) least = x->aof_gate;
+            at = &x->next_gated;
             continue;
         }
-        *at = c->next_gated;
+        *at = x->next_gated;
         c->flags &= ~CF_AOF_GATED;
-        c->aof_gate = 0;
+        x->aof_gate = 0;
         if (!closing && c->out.len && !(c->flags & CF_SEND_INFLIGHT)) start_send(c);
         client_maybe_free(c);
     }
@@ -845,7 +837,7 @@ static const char *client_flag_letters(const struct client *c, char *buf) {
     if (trk & TRK_ON) *p++ = 't';
     if (trk & TRK_BROKEN) *p++ = 'R';
     if (trk & TRK_BCAST) *p++ = 'B';
-    if (c->watch_dirty) *p++ = 'd';
+    if (client_watch_dirty(c)) *p++ = 'd';
     if (c->flags & CF_CLOSE_AFTER) *p++ = 'c';
     if ((c->flags & (CF_CLOSE_ASAP | CF_EVICTED)) == CF_CLOSE_ASAP) *p++ = 'A';   /* Redis frees an evicted one at once */
     if (c->flags & CF_UNIX) *p++ = 'U';
@@ -870,12 +862,12 @@ void client_info_line(struct client *c, bool current, struct rbuf *out, long lon
         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%llu psub=%llu ssub=%llu "
         "multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 oll=0 omem=%zu "
         "tot-mem=%zu events=r cmd=%s user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s\n",
-        (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
+        (unsigned long long)c->id, client_addr(c), client_laddr(c), c->fd, client_name(c) ? client_name(c) : "",
         (now_ms - c->ctime_ms) / 1000, (now_ms - c->last_ms) / 1000, client_flag_letters(c, flags), c->db,
         subs[PS_CHANNEL], subs[PS_PATTERN], subs[PS_SHARD], qbuf, c->in.cap - c->in.len, c->in.cap, client_output_size(c),
         client_memory(c), c->last_cmd, c->user->name,
         c->trk && (c->trk->flags & TRK_ON) ? (long long)c->trk->redir_id : -1LL, c->resp,
-        c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
+        c->rare && c->rare->lib_name ? c->rare->lib_name : "", c->rare && c->rare->lib_ver ? c->rare->lib_ver : "");
     rbuf_append(out, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
@@ -885,7 +877,11 @@ void client_info_line(struct client *c, bool current, struct rbuf *out, long lon
  * when its sends filled it; a kept buffer now too big goes at once. The
  * peak is forgotten every OUTPUT_PEAK_MS, so a client that went quiet
  * shrinks. Sizes are powers of two, as output buffers grow: a size
- * between two would free every buffer the client's sends need. */
+ * between two would free every buffer the client's sends need. A client
+ * that sent nothing for OUTPUT_IDLE_MS keeps no buffer at all, as Redis
+ * gives back an idle client's query buffer (clientsCronResizeQueryBuffer):
+ * most of a server's connections are usually idle ones, and the buffer
+ * would be a fair part of what each costs. Its next reply allocates one. */
 static void size_kept_output(struct client *c, bool forget_peak) {
     uint32_t keep = c->out_keep;
     if (keep / 2 >= OUTPUT_KEEP_MIN && c->out_peak < keep / 2)
@@ -894,7 +890,8 @@ static void size_kept_output(struct client *c, bool forget_peak) {
         keep = keep * 2 < OUTPUT_KEEP_MAX ? keep * 2 : OUTPUT_KEEP_MAX;
     c->out_keep = keep;
     if (forget_peak) c->out_peak = 0;
-    if (!(c->flags & CF_SEND_INFLIGHT) && c->out.len == 0 && c->out.cap > keep) rbuf_free(&c->out);
+    bool idle = c->w->now_ms - c->last_ms >= OUTPUT_IDLE_MS;
+    if (!(c->flags & CF_SEND_INFLIGHT) && c->out.len == 0 && (c->out.cap > keep || idle)) rbuf_free(&c->out);
 }
 
 /* Every cron period: close clients idle longer than `timeout`, and publish

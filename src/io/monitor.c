@@ -216,12 +216,12 @@ static void feed_line(struct worker *w, int db, const char *addr, int argc, cons
 }
 
 static void feed(struct client *c, int db, int argc, const struct slice *argv) {
-    feed_line(c->w, db, c->addr, argc, argv);
+    feed_line(c->w, db, client_addr(c), argc, argv);
 }
 
 void monitor_feed_script(struct worker *w, const struct client *caller, int db, int argc, const struct slice *argv) {
     if (atomic_load_explicit(&rk_controls.ctl, memory_order_relaxed) >> 32)
-        feed_line(w, db, caller ? caller->addr : "lua", argc, argv);
+        feed_line(w, db, caller ? client_addr(caller) : "lua", argc, argv);
 }
 
 void client_monitor_feed(struct client *c, int argc, const struct slice *argv) {
@@ -246,7 +246,7 @@ void client_monitor_exec(struct client *c, const struct multi_queue *q, bool ran
 }
 
 void client_monitor_tx_done(struct client *c, const struct tx_request *req, bool blocked) {
-    if (req->exec) client_monitor_exec(c, req->exec, !c->watch_dirty, req->db, req->argc, req->argv);
+    if (req->exec) client_monitor_exec(c, req->exec, !client_watch_dirty(c), req->db, req->argc, req->argv);
     else if (req->blocking && !blocked && (c->flags & CF_MON_FEED)) client_monitor_feed(c, req->argc, req->argv);
 }
 

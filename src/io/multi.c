@@ -55,32 +55,37 @@ static void reply_error_now(struct client *c, bool drop, const char *e) { reply_
 
 void client_unwatch(struct client *c) {
     c->watch_seq++;
-    c->watch_mask = 0;
-    c->watch_dirty = false;
-    rbuf_free(&c->watched_keys);
+    struct client_rare *x = c->rare;
+    if (!x) return;
+    x->watch_mask = 0;
+    x->watch_dirty = false;
+    rbuf_free(&x->watched_keys);
 }
+
+static size_t watched_len(const struct client *c) { return c->rare ? c->rare->watched_keys.len : 0; }
 
 /* Add WATCH's keys (in the current database) to the client's list, once
  * each, as Redis's watchForKey. */
 static void remember_watched(struct client *c, int argc, const struct slice *argv) {
     uint16_t db = (uint16_t)c->db;
+    struct rbuf *keys = &client_rare(c)->watched_keys;
     for (int i = 1; i < argc; i++) {
         struct slice key = argv[i];
         bool known = false;
-        for (size_t off = 0; !known && off < c->watched_keys.len;) {
+        for (size_t off = 0; !known && off < keys->len;) {
             uint16_t d;
             uint32_t len;
-            memcpy(&d, c->watched_keys.buf + off, sizeof d);
-            memcpy(&len, c->watched_keys.buf + off + sizeof d, sizeof len);
-            const char *p = c->watched_keys.buf + off + sizeof d + sizeof len;
+            memcpy(&d, keys->buf + off, sizeof d);
+            memcpy(&len, keys->buf + off + sizeof d, sizeof len);
+            const char *p = keys->buf + off + sizeof d + sizeof len;
             known = d == db && len == key.len && memcmp(p, key.ptr, len) == 0;
             off += sizeof d + sizeof len + len;
         }
         if (known) continue;
         uint32_t len = (uint32_t)key.len;
-        rbuf_append(&c->watched_keys, &db, sizeof db);
-        rbuf_append(&c->watched_keys, &len, sizeof len);
-        rbuf_append(&c->watched_keys, key.ptr, key.len);
+        rbuf_append(keys, &db, sizeof db);
+        rbuf_append(keys, &len, sizeof len);
+        rbuf_append(keys, key.ptr, key.len);
     }
 }
 
@@ -88,7 +93,7 @@ static void remember_watched(struct client *c, int argc, const struct slice *arg
  * where they are held. */
 static void queue_watched(struct client *c, struct multi_queue *q) {
     q->watcher = (struct block_record){ c->w->id, c->idx, c->gen, c->watch_seq };
-    rbuf_append(&q->watched, c->watched_keys.buf, c->watched_keys.len);
+    if (c->rare) rbuf_append(&q->watched, c->rare->watched_keys.buf, c->rare->watched_keys.len);
 }
 
 static void discard(struct client *c) {
@@ -101,7 +106,7 @@ void client_reset_transaction(struct client *c) { discard(c); }
 
 void client_watch_touched(struct worker *w, const struct block_record *r) {
     struct client *c = client_live(w, r->idx, r->gen);
-    if (c && c->watch_seq == r->seq) c->watch_dirty = true;
+    if (c && c->watch_seq == r->seq) client_rare(c)->watch_dirty = true;
 }
 
 /* A shard's write touched a key a client watches: tell it where it lives.
@@ -130,7 +135,7 @@ static enum exec_result watch(struct client *c, const struct route *rt, int argc
             client_wait_on_shard(c);
             return EXEC_WAIT;
         }
-        c->watch_mask |= 1ull << c->w->id;
+        client_rare(c)->watch_mask |= 1ull << c->w->id;
         remember_watched(c, argc, argv);
         client_run_local(c, rt->cmd, argc, argv, drop);
         return EXEC_DONE;
@@ -139,7 +144,7 @@ static enum exec_result watch(struct client *c, const struct route *rt, int argc
         c->wait = WAIT_FORWARDS;
         return EXEC_WAIT;
     }
-    c->watch_mask |= rt->mask;
+    client_rare(c)->watch_mask |= rt->mask;
     remember_watched(c, argc, argv);
     client_start_tx(c, rt->cmd, rt->mask, argc, argv, drop, NULL);
     return EXEC_DONE;
@@ -227,7 +232,7 @@ static enum exec_result exec(struct client *c, const struct route *rt, int argc,
     if (RK_UNLIKELY(!acl_user_open(c->user))) client_acl_recheck_queue(c, q);
     struct worker *w = c->w;
     uint64_t self = 1ull << w->id;
-    uint64_t mask = q->mask | c->watch_mask;
+    uint64_t mask = q->mask | (c->rare ? c->rare->watch_mask : 0);
     if ((mask & ~self) == 0) {
         if (mask && shard_busy(w)) {
             client_wait_on_shard(c);
@@ -242,19 +247,19 @@ static enum exec_result exec(struct client *c, const struct route *rt, int argc,
         ctx.reader = c->trk_reader;
         ctx.no_touch = c->flags & CF_NO_TOUCH;
         queue_watched(c, q);
-        exec_queued(&ctx, q, c->watch_dirty);
-        if (RK_UNLIKELY(client_controls_on())) client_monitor_exec(c, q, !c->watch_dirty, ctx.db, argc, argv);
+        exec_queued(&ctx, q, client_watch_dirty(c));
+        if (RK_UNLIKELY(client_controls_on())) client_monitor_exec(c, q, !client_watch_dirty(c), ctx.db, argc, argv);
         command_count_call(rt->cmd, false);
         client_reply_written(c, out, start, queued, drop);
         discard(c);
         return EXEC_DONE;
     }
-    if (q->fwd > 0 && mask == 1ull << (q->fwd - 1) && !c->watched_keys.len && !(c->flags & CF_TRACKING)) {
+    if (q->fwd > 0 && mask == 1ull << (q->fwd - 1) && !watched_len(c) && !(c->flags & CF_TRACKING)) {
         exec_forward(c, rt, q, argc, argv, drop);
         discard(c);
         return EXEC_DONE;
     }
-    if (q->plain && !c->watched_keys.len && !(c->flags & CF_TRACKING)) return exec_in_order(c, rt, q, mask, argc, argv, drop);
+    if (q->plain && !watched_len(c) && !(c->flags & CF_TRACKING)) return exec_in_order(c, rt, q, mask, argc, argv, drop);
     if (c->inflight) {
         wait_forwards(c, drop);
         return EXEC_WAIT;

@@ -96,15 +96,16 @@ void client_check_obuf_limit(struct client *c, enum obuf_class k, bool cron) {
     long long now = c->w->now_ms;
     bool over = hard && used >= (size_t)hard;
     if (soft && used >= (size_t)soft) {
-        if (!c->obuf_soft_since_ms) c->obuf_soft_since_ms = now;
-        else if (now / 1000 - c->obuf_soft_since_ms / 1000 > CONFIG_GET(client_obuf_limit[k][2])) over = true;
-    } else {
-        c->obuf_soft_since_ms = 0;
+        struct client_rare *x = client_rare(c);
+        if (!x->obuf_soft_since_ms) x->obuf_soft_since_ms = now;
+        else if (now / 1000 - x->obuf_soft_since_ms / 1000 > CONFIG_GET(client_obuf_limit[k][2])) over = true;
+    } else if (c->rare) {
+        c->rare->obuf_soft_since_ms = 0;
     }
     if (RK_LIKELY(!over)) return;
     c->w->stats.obuf_limit_closed++;
     rk_log(LL_WARNING, "Client id=%llu addr=%s %s for overcoming of output buffer limits.",
-            (unsigned long long)c->id, c->addr, cron ? "closed" : "scheduled to be closed ASAP");
+            (unsigned long long)c->id, client_addr(c), cron ? "closed" : "scheduled to be closed ASAP");
     client_close_asap(c);
 }
 
@@ -158,8 +159,8 @@ static inline unsigned mem_bucket_of(size_t mem) {
 }
 
 size_t client_memory(const struct client *c) {
-    size_t n = sizeof *c + c->in.cap + c->out.cap + c->sending.cap + c->watched_keys.cap + c->block_memo.cap +
-               c->subs_mem;
+    size_t n = sizeof *c + c->in.cap + c->out.cap + c->sending.cap;
+    if (c->rare) n += sizeof *c->rare + c->rare->watched_keys.cap + c->rare->block_memo.cap + c->rare->subs_mem;
     if (c->rq) n += sizeof *c->rq + c->rq->cap * sizeof *c->rq->items + c->rq->bytes.cap;
     if (RK_UNLIKELY(c->multi))
         n += sizeof *c->multi + c->multi->cap * sizeof *c->multi->cmds + c->multi->mem + c->multi->watched.cap;

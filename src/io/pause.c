@@ -264,7 +264,7 @@ enum ctl_verdict client_controls_check(struct client *c, const struct route *rt,
             client_refuse(c, cmd, "ERR Replica can't interact with the keyspace");
             return CTL_DONE;
         }
-    } else if (type_of(ctl) != PAUSE_OFF && c->block_deadline_ms == 0) {
+    } else if (type_of(ctl) != PAUSE_OFF && client_block_deadline(c) == 0) {
         enum pause_type t = pause_type_now(c->w->now_ms);
         if (t == PAUSE_ALL || (t == PAUSE_WRITE && pausable_write(c, cmd, argc, argv))) {
             pause_client(c, t);

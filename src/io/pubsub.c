@@ -109,10 +109,12 @@ static void set_nsubs(struct client *c) {
     c->nsubs = (uint32_t)(sub_count(c, PS_CHANNEL) + sub_count(c, PS_SHARD));
     if (c->nsubs) c->flags |= CF_PUBSUB;
     else c->flags &= ~CF_PUBSUB;
-    c->subs_mem = 0;
+    if (!c->subs && !c->rare) return;   /* nothing to count, and nowhere it was counted */
+    struct client_rare *x = client_rare(c);
+    x->subs_mem = 0;
     if (c->subs) {
-        c->subs_mem = sizeof *c->subs;
-        for (int k = 0; k < PS_KINDS; k++) c->subs_mem += hashmap_memory(c->subs->names[k]);
+        x->subs_mem = sizeof *c->subs;
+        for (int k = 0; k < PS_KINDS; k++) x->subs_mem += hashmap_memory(c->subs->names[k]);
     }
 }
 

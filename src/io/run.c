@@ -34,9 +34,10 @@ bool client_run_local(struct client *c, const struct command *cmd, int argc, str
     if (RK_UNLIKELY(cmd->flags & (CMD_BLOCKING | CMD_IDENTITY))) {
         self = identity_of(c, cmd);
         ctx.waiter = &self;
-        ctx.timed_out = c->block_timed_out;
-        ctx.rerun = c->block_deadline_ms != 0;
-        ctx.block_memo = &c->block_memo;
+        struct client_rare *x = client_rare(c);
+        ctx.timed_out = x->block_timed_out;
+        ctx.rerun = x->block_deadline_ms != 0;
+        ctx.block_memo = &x->block_memo;
     }
     ctx.may_rerun = cmd->flags & CMD_SCRIPT;
     command_call(&ctx);
@@ -65,10 +66,11 @@ void client_start_tx(struct client *c, const struct command *cmd, uint64_t mask,
     if (cmd->flags & (CMD_BLOCKING | CMD_IDENTITY)) req.waiter = identity_of(c, cmd);
     if (cmd->flags & CMD_BLOCKING) {
         req.blocking = true;
-        req.timed_out = c->block_timed_out;
-        req.rerun = c->block_deadline_ms != 0;
+        struct client_rare *x = client_rare(c);
+        req.timed_out = x->block_timed_out;
+        req.rerun = x->block_deadline_ms != 0;
         req.cmd_len = c->cur_cmd_len;
-        req.block_memo = &c->block_memo;
+        req.block_memo = &x->block_memo;
     }
     c->wait = WAIT_TX;
     tx_start(c->w, &req);

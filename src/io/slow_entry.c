@@ -14,7 +14,7 @@
 
 void client_slow_entry(struct cmd_ctx *ctx, struct slowlog_entry *e) {
     if (ctx->client) {
-        slowlog_entry_set_client(e, ctx->client->addr, ctx->client->name);
+        slowlog_entry_set_client(e, client_addr(ctx->client), client_name(ctx->client));
     } else if (ctx->worker && ctx->origin_worker < srv.nworkers && ctx->origin_worker != ctx->worker->id) {
         struct xmsg *m = rk_calloc(1, sizeof *m);
         m->type = XM_SLOWLOG;
@@ -31,6 +31,6 @@ void client_slow_entry(struct cmd_ctx *ctx, struct slowlog_entry *e) {
  * for a command run on nobody's behalf). */
 void client_slow_entry_in(struct worker *w, const struct block_record *r, struct slowlog_entry *e) {
     struct client *c = client_live(w, r->idx, r->gen);
-    if (c) slowlog_entry_set_client(e, c->addr, c->name);
+    if (c) slowlog_entry_set_client(e, client_addr(c), client_name(c));
     slowlog_push(e);
 }

@@ -402,7 +402,7 @@ static void run_item(struct tx *tx, struct tx_item *it, struct tx_outcome *out) 
     }
     if (req->exec) {
         /* EXEC: the watch check is only sure now, with every shard held */
-        if (c) exec_queued(&ctx, req->exec, c->watch_dirty);
+        if (c) exec_queued(&ctx, req->exec, client_watch_dirty(c));
     } else if (c || !req->blocking) {
         ctx.may_rerun = req->cmd->flags & CMD_SCRIPT;
         command_call(&ctx);

@@ -15,12 +15,17 @@
  */
 #include "ringkv/util.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 
 #define LONG_STR_SIZE 21                  /* as Redis: "-9223372036854775808" + 1 */
@@ -348,6 +353,47 @@ bool addr_is_loopback(const char *a) {
     const char *colon = strrchr(a, ':');
     size_t iplen = colon ? (size_t)(colon - a) : strlen(a);
     return (iplen == 9 && memcmp(a, "127.0.0.1", 9) == 0) || (iplen == 3 && memcmp(a, "::1", 3) == 0);
+}
+
+/* One end of socket fd as "ip:port"; a unix socket's is its path (the
+ * local end's, which is the listener's: the peer's has none) with port 0,
+ * as Redis shows it. "?:0" when the socket no longer says. */
+static void format_sock_end(int fd, bool local, char *dst, size_t len) {
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    int rc = local ? getsockname(fd, (struct sockaddr *)&ss, &sl) : getpeername(fd, (struct sockaddr *)&ss, &sl);
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (rc == 0 && ss.ss_family == AF_INET) {
+        struct sockaddr_in *s = (struct sockaddr_in *)&ss;
+        inet_ntop(AF_INET, &s->sin_addr, ip, sizeof ip);
+        port = ntohs(s->sin_port);
+    } else if (rc == 0 && ss.ss_family == AF_INET6) {
+        struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
+        inet_ntop(AF_INET6, &s->sin6_addr, ip, sizeof ip);
+        port = ntohs(s->sin6_port);
+    } else if (rc == 0 && ss.ss_family == AF_UNIX) {
+        if (!local) {
+            format_sock_end(fd, true, dst, len);
+            return;
+        }
+        struct sockaddr_un *s = (struct sockaddr_un *)&ss;
+        size_t n = sl > offsetof(struct sockaddr_un, sun_path) ? sl - offsetof(struct sockaddr_un, sun_path) : 0;
+        snprintf(dst, len, "%.*s:0", (int)strnlen(s->sun_path, n), s->sun_path);
+        return;
+    }
+    snprintf(dst, len, "%s:%d", ip, port);
+}
+
+char *sock_addr_pair(int fd) {
+    char peer[160], local[160];
+    format_sock_end(fd, false, peer, sizeof peer);
+    format_sock_end(fd, true, local, sizeof local);
+    size_t np = strlen(peer) + 1, nl = strlen(local) + 1;
+    char *p = rk_malloc(np + nl);
+    memcpy(p, peer, np);
+    memcpy(p + np, local, nl);
+    return p;
 }
 
 bool string_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase) {

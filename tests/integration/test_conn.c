@@ -11,6 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 static bool has_line_prefix(const char *text, const char *prefix)
 {
@@ -441,6 +444,63 @@ static void test_client_basics(void **state)
     OK(c, "CLIENT NO-EVICT off");
     ERR(c, "ERR syntax error", "CLIENT NO-EVICT maybe");
     redisFree(c2);
+}
+
+/* tot-mem of the client connected from local port `port` (-1: not listed) */
+static long long tot_mem_of_port(redisContext *c, int port)
+{
+    char key[64];
+    snprintf(key, sizeof key, "addr=127.0.0.1:%d ", port);
+    redisReply *r = cmd(c, "CLIENT LIST");
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    long long mem = -1;
+    const char *line = strstr(r->str, key);
+    if (line) {
+        const char *t = strstr(line, " tot-mem=");
+        assert_non_null(t);
+        mem = atoll(t + 9);
+    }
+    freeReplyObject(r);
+    return mem;
+}
+
+static int local_port(int fd)
+{
+    struct sockaddr_in a;
+    socklen_t n = sizeof a;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &n), 0);
+    return ntohs(a.sin_port);
+}
+
+/* A client that received a reply and then went quiet gives its output
+ * buffer back (client_cron): its tot-mem comes down to that of a
+ * connection that never sent anything. Bounded by polls, not by time. */
+static void test_idle_output_buffer(void **state)
+{
+    redisContext *c = FIX(state)->c;
+    struct raw *quiet = raw_connect(&FIX(state)->srv);
+    struct raw *pinged = raw_connect(&FIX(state)->srv);
+    raw_cmd(pinged, "PING");
+    raw_expect(pinged, "+PONG\r\n");
+    int quiet_port = local_port(quiet->fd), pinged_port = local_port(pinged->fd);
+    long long bare = -1, mem = -1;
+    for (int i = 0; i < 50 && bare < 0; i++) {   /* the accept may still be on its way */
+        bare = tot_mem_of_port(c, quiet_port);
+        if (bare < 0) usleep(20 * 1000);
+    }
+    assert_true(bare > 0);
+    for (int i = 0; i < 200; i++) {
+        mem = tot_mem_of_port(c, pinged_port);
+        assert_true(mem >= bare);
+        if (mem == bare) break;
+        usleep(50 * 1000);
+    }
+    if (mem != bare) h_fail("a quiet client's tot-mem stays at %lld, a fresh one's is %lld", mem, bare);
+    /* and it answers as before: its next reply takes a buffer again */
+    raw_cmd(pinged, "ECHO %s", "again");
+    raw_expect(pinged, "$5\r\nagain\r\n");
+    raw_close(quiet);
+    raw_close(pinged);
 }
 
 static void test_client_kill(void **state)
@@ -1072,6 +1132,7 @@ int main(void)
         cmocka_unit_test_setup(test_auth_without_password, h_flushall),
         cmocka_unit_test_setup(test_config_requirepass_runtime, h_flushall),
         cmocka_unit_test_setup(test_client_basics, h_flushall),
+        cmocka_unit_test_setup(test_idle_output_buffer, h_flushall),
         cmocka_unit_test_setup(test_client_kill, h_flushall),
         cmocka_unit_test_setup(test_client_reply, h_flushall),
         cmocka_unit_test_setup(test_client_setinfo, h_flushall),
