@@ -228,7 +228,6 @@ void ring_enter_min_wait(struct worker *w, struct __kernel_timespec *ts, unsigne
 }
 
 void ring_teardown(struct worker *w) {
-    w->nfixed_files = 0;   /* the table goes with the ring */
     if (w->ring_fd > 0) io_uring_queue_exit(&w->ring);
     if (w->bufs && w->bufs != MAP_FAILED) munmap(w->bufs, (size_t)w->nbufs * w->buf_size);
     if (w->br) munmap(w->br, w->nbufs * sizeof(struct io_uring_buf));

@@ -601,6 +601,9 @@ int server_start(void) {
 }
 
 static void worker_teardown(struct worker *w) {
+    /* The main thread runs this, and may not submit to the worker's ring
+     * (SINGLE_ISSUER): the registered files go with the ring, not one by one. */
+    w->nfixed_files = 0;
     for (uint32_t i = 0; i < w->nclients_cap; i++)
         if (w->clients[i]) client_free_now(w->clients[i]);
     free(w->clients);

@@ -158,6 +158,28 @@ static void test_port_free_after_stop(void **state)
     unlink(log);
 }
 
+/* A server stopped with more clients connected than its submission queue
+ * holds exits cleanly: their teardown submits nothing to the ring, which
+ * the main thread may not use (it once did, and crashed there). */
+static void test_stop_with_many_clients(void **state)
+{
+    (void)state;
+    int NC = 4200 * h_threads();   /* past each worker's 4096 SQ entries */
+    if (h_raise_nofile(NC + 200) < NC + 100) {
+        print_message("RLIMIT_NOFILE too low for %d connections: skipped\n", NC);
+        skip();
+    }
+    struct server s;
+    assert_int_equal(server_start(&s, NULL), 0);
+    struct raw **conns = calloc(NC, sizeof *conns);
+    for (int i = 0; i < NC; i++) conns[i] = raw_connect(&s);
+    for (int i = 0; i < NC; i++) raw_cmd(conns[i], "PING");
+    for (int i = 0; i < NC; i++) raw_expect(conns[i], "+PONG\r\n");
+    assert_int_equal(server_stop(&s), 0);
+    for (int i = 0; i < NC; i++) raw_close(conns[i]);
+    free(conns);
+}
+
 /* A loopback port nothing listens on, or (hold) one this process holds,
  * listening, until *held is closed. */
 static int loopback_port(int *held)
@@ -253,6 +275,7 @@ int main(void)
     };
     const struct CMUnitTest restart_tests[] = {
         cmocka_unit_test(test_port_free_after_stop),
+        cmocka_unit_test(test_stop_with_many_clients),
         cmocka_unit_test(test_listeners_move),
     };
     int rc = cmocka_run_group_tests_name("listen", tests, h_group_setup, h_group_teardown);
