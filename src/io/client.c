@@ -37,6 +37,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <limits.h>
 #include <poll.h>
@@ -882,7 +883,7 @@ void client_info_line(struct client *c, bool current, struct rbuf *out, long lon
  * gives back an idle client's query buffer (clientsCronResizeQueryBuffer):
  * most of a server's connections are usually idle ones, and the buffer
  * would be a fair part of what each costs. Its next reply allocates one. */
-static void size_kept_output(struct client *c, bool forget_peak) {
+static bool size_kept_output(struct client *c, bool forget_peak) {
     uint32_t keep = c->out_keep;
     if (keep / 2 >= OUTPUT_KEEP_MIN && c->out_peak < keep / 2)
         for (keep = OUTPUT_KEEP_MIN; keep <= c->out_peak;) keep *= 2;
@@ -891,8 +892,17 @@ static void size_kept_output(struct client *c, bool forget_peak) {
     c->out_keep = keep;
     if (forget_peak) c->out_peak = 0;
     bool idle = c->w->now_ms - c->last_ms >= OUTPUT_IDLE_MS;
-    if (!(c->flags & CF_SEND_INFLIGHT) && c->out.len == 0 && (c->out.cap > keep || idle)) rbuf_free(&c->out);
+    if (!(c->flags & CF_SEND_INFLIGHT) && c->out.len == 0 && c->out.cap && (c->out.cap > keep || idle)) {
+        rbuf_free(&c->out);
+        return true;
+    }
+    return false;
 }
+
+/* Buffers freed by one cron pass past which the thread's heap gives its
+ * free pages back at once: an idle thread's allocator would otherwise keep
+ * them until its next allocations, when many connections went quiet. */
+#define OUTPUT_FREED_TRIM 1024
 
 /* Every cron period: close clients idle longer than `timeout`, and publish
  * what this thread's clients cost (client eviction, while on, counts them
@@ -903,6 +913,7 @@ static void size_kept_output(struct client *c, bool forget_peak) {
 void client_cron(struct worker *w) {
     long long timeout = CONFIG_GET(timeout);
     uint64_t bytes = 0;
+    unsigned freed = 0;
     bool resize = w->now_ms - w->last_output_resize_ms >= 1000;
     bool forget_peak = resize && w->now_ms - w->last_peak_reset_ms >= OUTPUT_PEAK_MS;
     if (resize) w->last_output_resize_ms = w->now_ms;
@@ -916,9 +927,10 @@ void client_cron(struct worker *w) {
             client_close(c);
             continue;
         }
-        if (resize) size_kept_output(c, forget_peak);
+        if (resize) freed += size_kept_output(c, forget_peak);
         if (w->cev_limit) client_mem_update(c);
         bytes += client_memory(c);
     }
     __atomic_store_n(&w->stats.clients_mem, bytes, __ATOMIC_RELAXED);
+    if (freed >= OUTPUT_FREED_TRIM && rk_mem_heap_counted) malloc_trim(0);
 }
