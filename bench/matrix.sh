@@ -143,7 +143,7 @@ n_for() { # P C
     local base
     if [ -n "$N" ]; then echo "$N"; return; fi
     case "$1" in 1) base=$N_P1 ;; 8) base=$N_P8 ;; 32) base=$N_P32 ;; 128) base=$N_P128 ;; *) base=$N_OTHER ;; esac
-    awk -v b="$base" -v w="$MIN_WINDOWS" -v c="$2" -v p="$1" 'BEGIN { m = w * c * p; printf "%d\n", m > b ? m : b }'
+    awk -v b="$base" -v w="$MIN_WINDOWS" -v c="$2" -v p="$1" 'BEGIN { m = w * c * p; printf "%d\n", (m > b ? m : b) }'
 }
 
 # field NAME LINE: the value of NAME= in conn_load's output line
