@@ -24,11 +24,15 @@ check_affinity() {
     done
 }
 
+# SERVER_EXTRA: arguments every server gets after the common ones (e.g.
+# "--maxclients 16448"; split on spaces), empty by default.
+SERVER_EXTRA=${SERVER_EXTRA:-}
+
 # cmdline_for KIND: the server command as the results show it (KIND: redis | ringkv-tN)
 cmdline_for() {
     case "$1" in
-        redis) echo "taskset -c $SERVER_CPU $REDIS --port PORT --bind 127.0.0.1 --save \"\" --appendonly no" ;;
-        ringkv-t*) echo "taskset -c $SERVER_CPU $RINGKV --port PORT --bind 127.0.0.1 --threads ${1#ringkv-t} --save \"\"" ;;
+        redis) echo "taskset -c $SERVER_CPU $REDIS --port PORT --bind 127.0.0.1 --save \"\" --appendonly no${SERVER_EXTRA:+ $SERVER_EXTRA}" ;;
+        ringkv-t*) echo "taskset -c $SERVER_CPU $RINGKV --port PORT --bind 127.0.0.1 --threads ${1#ringkv-t} --save \"\"${SERVER_EXTRA:+ $SERVER_EXTRA}" ;;
         *) die "unknown server kind $1" ;;
     esac
 }
@@ -51,10 +55,12 @@ start_server() {
     cl=$(cmdline_for "$kind")
     grep -qxF "$cl" "$CMDLOG" || echo "$cl" >>"$CMDLOG"
     case "$kind" in
+        # shellcheck disable=SC2086
         redis) taskset -c "$SERVER_CPU" "$REDIS" --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
-                   >"$WORK/$kind.log" 2>&1 & ;;
+                   $SERVER_EXTRA >"$WORK/$kind.log" 2>&1 & ;;
+        # shellcheck disable=SC2086
         ringkv-t*) taskset -c "$SERVER_CPU" "$RINGKV" --port "$PORT" --bind 127.0.0.1 --threads "${kind#ringkv-t}" --save "" \
-                   >"$WORK/$kind.log" 2>&1 & ;;
+                   $SERVER_EXTRA >"$WORK/$kind.log" 2>&1 & ;;
     esac
     SERVER_PID=$!
     wait_ready "$kind" "$WORK/$kind.log"

@@ -114,29 +114,8 @@ if [ "$PLOTS" = 1 ] && ! ensure_gnuplot; then
 fi
 
 # ---------------------------------------------------------------- servers
-server_cmdline() {
-    case "$1" in
-        redis) echo "taskset -c $SERVER_CPU $REDIS --port PORT --bind 127.0.0.1 --save \"\" --appendonly no --maxclients $MAXCLIENTS" ;;
-        ringkv-t*) echo "taskset -c $SERVER_CPU $RINGKV --port PORT --bind 127.0.0.1 --threads ${1#ringkv-t} --save \"\" --maxclients $MAXCLIENTS" ;;
-        *) die "unknown server kind $1" ;;
-    esac
-}
-
-# start_matrix_server KIND: lib.sh's start_server with room for every connection
-start_matrix_server() {
-    local kind=$1 cl
-    PORT=$(free_port)
-    cl=$(server_cmdline "$kind")
-    grep -qxF "$cl" "$CMDLOG" || echo "$cl" >>"$CMDLOG"
-    case "$kind" in
-        redis) taskset -c "$SERVER_CPU" "$REDIS" --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
-                   --maxclients "$MAXCLIENTS" >"$WORK/$kind.log" 2>&1 & ;;
-        ringkv-t*) taskset -c "$SERVER_CPU" "$RINGKV" --port "$PORT" --bind 127.0.0.1 --threads "${kind#ringkv-t}" \
-                   --save "" --maxclients "$MAXCLIENTS" >"$WORK/$kind.log" 2>&1 & ;;
-    esac
-    SERVER_PID=$!
-    wait_ready "$kind" "$WORK/$kind.log"
-}
+# lib.sh's start_server, with room for every connection
+SERVER_EXTRA="--maxclients $MAXCLIENTS"
 
 # ---------------------------------------------------------------- cells
 n_for() { # P C
@@ -228,7 +207,7 @@ for round in $(seq 1 "$ROUNDS"); do
                     el=$(( $(date +%s) - started ))
                     eta=$(( done_runs > 1 ? el * (total - done_runs + 1) / (done_runs - 1) : 0 ))
                     log "[$done_runs/$total] round $round $kind $(echo "$t" | tr a-z A-Z) c=$c P=$p (elapsed ${el}s, ETA ${eta}s)"
-                    start_matrix_server "$kind"
+                    start_server "$kind"
                     prefill
                     run_cell "$kind" "$t" "$c" "$p" "$round" || true
                     if [ "$XCHECK" = 1 ] && [ "$round" = 1 ] && in_list "$c" "$XCHECK_CONNS"; then
