@@ -37,23 +37,24 @@ static void register_file_table(struct worker *w) {
     w->nfixed_files = io_uring_register_files_sparse(&w->ring, n) == 0 ? n : 0;
 }
 
-void ring_install_file(struct client *c) {
-    struct worker *w = c->w;
-    if (c->idx >= w->nfixed_files) return;
-    struct io_uring_sqe *sqe = ring_sqe(w);
-    io_uring_prep_files_update(sqe, &c->fd, 1, (int)c->idx);
+/* Slot c->idx of the table := *fd (read when the SQE is submitted). */
+static void update_file_slot(struct client *c, int *fd) {
+    struct io_uring_sqe *sqe = ring_sqe(c->w);
+    io_uring_prep_files_update(sqe, fd, 1, (int)c->idx);
     io_uring_sqe_set_data64(sqe, UD_MAKE(UD_IGNORE, 0, 0));
     sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+}
+
+void ring_install_file(struct client *c) {
+    if (c->idx >= c->w->nfixed_files) return;
+    update_file_slot(c, &c->fd);
     c->flags |= CF_FIXED_FILE;
 }
 
 void ring_uninstall_file(struct client *c) {
     static int no_file = -1;
     if (!(c->flags & CF_FIXED_FILE) || !c->w->nfixed_files) return;
-    struct io_uring_sqe *sqe = ring_sqe(c->w);
-    io_uring_prep_files_update(sqe, &no_file, 1, (int)c->idx);
-    io_uring_sqe_set_data64(sqe, UD_MAKE(UD_IGNORE, 0, 0));
-    sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+    update_file_slot(c, &no_file);
     c->flags &= ~CF_FIXED_FILE;
 }
 
