@@ -44,13 +44,18 @@
  * Prints one line of key=value figures:
  *   test conns pipeline requests elapsed_s rps p50_ms p99_ms p999_ms max_ms
  *   mean_ms served hits server_ticks client_cpu_pct connect_s
+ *   server_rss_before_kb server_rss_after_kb
  * served is how many connections had at least one reply in the measured
  * run (all of them, unless REQUESTS < CONNS or the server starves some);
  * hits counts GET replies that were not nil; server_ticks is the server's
  * utime+stime (/proc/SERVER_PID/stat, the sum over all its threads, in clock
  * ticks) from the first request sent to the last reply, -1 without -x;
  * client_cpu_pct is this process's CPU time over that span: near 100 the
- * client, not the server, set the pace.
+ * client, not the server, set the pace. server_rss_before_kb is the server's
+ * VmRSS before the first connection, server_rss_after_kb after the last
+ * reply with every connection still open (-1 without -x): what the
+ * connections and their traffic cost the server, keys aside when a run
+ * adds none.
  */
 /* clock_gettime, getaddrinfo under plain -std=c17 */
 #define _POSIX_C_SOURCE 200809L
@@ -130,6 +135,24 @@ static double cpu_seconds(void)
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
            ru.ru_stime.tv_usec / 1e6;
+}
+
+/* The server's VmRSS in kB, -1 without -x. */
+static long server_rss_kb(void)
+{
+    if (!server_pid)
+        return -1;
+    char path[64], line[256];
+    long kb = -1;
+    snprintf(path, sizeof path, "/proc/%s/status", server_pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        die("server status");
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb;
 }
 
 static long server_ticks(void)
@@ -677,6 +700,7 @@ int main(int argc, char **argv)
     for (long i = 0; i < conns_n; i++)
         conns[i].sent_at = slots + (size_t)i * (size_t)pipeline;
 
+    long rss0 = server_rss_kb();
     uint64_t c0 = now_ns();
     connect_all();
     double connect_s = (double)(now_ns() - c0) / 1e9;
@@ -686,6 +710,7 @@ int main(int argc, char **argv)
     run();
     uint64_t t_end = now_ns();
     long t1 = server_ticks();
+    long rss1 = server_rss_kb();
     double cpu = cpu_seconds() - cpu0, secs = (double)(t_end - t_start) / 1e9;
 
     long served = 0;
@@ -694,10 +719,10 @@ int main(int argc, char **argv)
     static const char *names[] = {"get", "set", "fill"};
     printf("test=%s conns=%ld pipeline=%ld requests=%ld elapsed_s=%.3f rps=%.0f p50_ms=%.3f p99_ms=%.3f "
            "p999_ms=%.3f max_ms=%.3f mean_ms=%.3f served=%ld hits=%ld server_ticks=%ld client_cpu_pct=%.0f "
-           "connect_s=%.3f connect_retries=%ld\n",
+           "connect_s=%.3f connect_retries=%ld server_rss_before_kb=%ld server_rss_after_kb=%ld\n",
            names[test], conns_n, pipeline, answered, secs, secs > 0 ? (double)answered / secs : 0.0,
            percentile_ms(50), percentile_ms(99), percentile_ms(99.9), (double)hist_max / 1e6,
            hist_count ? hist_sum / (double)hist_count / 1e6 : 0.0, served, hits, server_pid ? t1 - t0 : -1,
-           secs > 0 ? 100 * cpu / secs : 0.0, connect_s, connect_retries);
+           secs > 0 ? 100 * cpu / secs : 0.0, connect_s, connect_retries, rss0, rss1);
     return 0;
 }

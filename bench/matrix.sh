@@ -54,7 +54,7 @@ WORK=$(mktemp -d /tmp/ringkv-matrix.XXXXXX)
 KEEP_WORK=${KEEP_WORK:-0}
 
 CLK_TCK=$(getconf CLK_TCK)
-RECORDS=$WORK/records.tsv   # kind test conns P round rps p50 p99 p999 max cpu_us requests served client_cpu connect_s hits
+RECORDS=$WORK/records.tsv   # kind test conns P round rps p50 p99 p999 max cpu_us requests served client_cpu connect_s hits rss_per_conn
 XRECORDS=$WORK/xcheck.tsv   # kind test conns P rps p50 p99 max cpu_us n
 NOTES=$WORK/notes.txt       # lines for the report's notes
 CMDLOG=$WORK/commands.txt
@@ -138,7 +138,7 @@ prefill() {
 
 # run_cell KIND TEST C P ROUND: conn_load on the fresh server; prints the record
 run_cell() {
-    local kind=$1 t=$2 c=$3 p=$4 round=$5 n out cpu_us
+    local kind=$1 t=$2 c=$3 p=$4 round=$5 n out cpu_us rss
     n=$(n_for "$p" "$c")
     if ! out=$(taskset -c "$CLIENT_CPU" "$LOAD" -p "$PORT" -c "$c" -P "$p" -t "$t" -n "$n" -T "$CELL_MAX_S" \
                    -r "$KEYSPACE" -d "$VALUE_SIZE" -S "$round" -x "$SERVER_PID" 2>"$WORK/load.err"); then
@@ -148,10 +148,13 @@ run_cell() {
     fi
     cpu_us=$(awk -v t="$(field server_ticks "$out")" -v n="$(field requests "$out")" -v hz="$CLK_TCK" \
                  'BEGIN { printf "%.3f", (n > 0 ? t * 1e6 / hz / n : 0) }')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$t" "$c" "$p" "$round" \
+    # what the connections added to the server's RSS, in bytes per connection
+    rss=$(awk -v a="$(field server_rss_before_kb "$out")" -v b="$(field server_rss_after_kb "$out")" -v c="$c" \
+              'BEGIN { printf "%.0f", (b - a) * 1024 / c }')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$t" "$c" "$p" "$round" \
         "$(field rps "$out")" "$(field p50_ms "$out")" "$(field p99_ms "$out")" "$(field p999_ms "$out")" \
         "$(field max_ms "$out")" "$cpu_us" "$(field requests "$out")" "$(field served "$out")" \
-        "$(field client_cpu_pct "$out")" "$(field connect_s "$out")" "$(field hits "$out")" >>"$RECORDS"
+        "$(field client_cpu_pct "$out")" "$(field connect_s "$out")" "$(field hits "$out")" "$rss" >>"$RECORDS"
     if [ "$(field served "$out")" != "$c" ]; then
         echo "$kind $t c=$c P=$p round $round: only $(field served "$out") of $c connections got a reply" \
              "$( [ "$(field requests "$out")" -ge "$c" ] || echo "(fewer requests than connections: raise N)" )" >>"$NOTES"
@@ -161,7 +164,8 @@ run_cell() {
     fi
     log "  $kind $(echo "$t" | tr a-z A-Z) c=$c P=$p: $(fmt_rps "$(field rps "$out")") rps, p99 $(field p99_ms "$out")" \
         "p99.9 $(field p999_ms "$out") max $(field max_ms "$out") ms, $cpu_us us CPU/req," \
-        "served $(field served "$out")/$c, client CPU $(field client_cpu_pct "$out")%, $(field requests "$out") req"
+        "served $(field served "$out")/$c, client CPU $(field client_cpu_pct "$out")%, $(field requests "$out") req," \
+        "RSS $rss B/conn"
 }
 
 # xcheck_cell KIND TEST C P: redis-benchmark on the same server, CPU around the whole run
@@ -224,7 +228,7 @@ elapsed=$(( $(date +%s) - started ))
 
 # ---------------------------------------------------------------- report
 median() { awk NF | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "NA"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# med KIND TEST C P FIELD (6 rps 7 p50 8 p99 9 p999 10 max 11 cpu 12 requests 13 served 14 client_cpu)
+# med KIND TEST C P FIELD (6 rps 7 p50 8 p99 9 p999 10 max 11 cpu 12 requests 13 served 14 client_cpu 17 rss_per_conn)
 med() { awk -F'\t' -v k="$1" -v t="$2" -v c="$3" -v p="$4" -v f="$5" \
             '$1 == k && $2 == t && $3 == c && $4 == p { print $f }' "$RECORDS" | median; }
 least() { awk -F'\t' -v k="$1" -v t="$2" -v c="$3" -v p="$4" -v f="$5" \
@@ -280,6 +284,7 @@ plot_ref=$(realpath --relative-to="$(dirname "$OUT")" "$PLOT_DIR" 2>/dev/null ||
     echo "- latency: every request, from the write that sent it to the read that brought its reply; p99 / p99.9 / max in ms"
     echo "- CPU/req: the server's utime+stime (/proc/PID/stat, all its threads) from the first request to the last reply, over the requests"
     echo "- client CPU: conn_load's own CPU over the run; near 100% the client set the pace, not the server"
+    echo "- RSS/conn: the server's VmRSS after the last reply (every connection open) minus before the first connection, over the connections"
     if [ -s "$AFFINITY_NOTES" ]; then
         echo "- **warning: some server threads were allowed outside CPU $SERVER_CPU; figures may be unfair:**"
         sort -u "$AFFINITY_NOTES" | sed 's/^/  - /'
@@ -294,20 +299,20 @@ plot_ref=$(realpath --relative-to="$(dirname "$OUT")" "$PLOT_DIR" 2>/dev/null ||
         echo "## $T"
         echo
         if [ -n "$B" ]; then
-            echo "| conns | -P | $A rps | $B rps | rps ratio | $A µs CPU/req | $B µs CPU/req | CPU ratio | $A p99 / p99.9 / max ms | $B p99 / p99.9 / max ms | served $A / $B | client CPU % $A / $B |"
-            echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+            echo "| conns | -P | $A rps | $B rps | rps ratio | $A µs CPU/req | $B µs CPU/req | CPU ratio | $A p99 / p99.9 / max ms | $B p99 / p99.9 / max ms | served $A / $B | client CPU % $A / $B | RSS B/conn $A / $B | RSS ratio |"
+            echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
         else
-            echo "| conns | -P | $A rps | $A µs CPU/req | $A p99 / p99.9 / max ms | served | client CPU % |"
-            echo "|---|---|---|---|---|---|---|"
+            echo "| conns | -P | $A rps | $A µs CPU/req | $A p99 / p99.9 / max ms | served | client CPU % | RSS B/conn |"
+            echo "|---|---|---|---|---|---|---|---|"
         fi
         for p in $PIPELINES; do for c in $CONNS; do
             [ "$c" -le "$fit" ] || continue
             ar=$(med "$A" "$t" "$c" "$p" 6); ac=$(med "$A" "$t" "$c" "$p" 11)
             if [ -n "$B" ]; then
                 br=$(med "$B" "$t" "$c" "$p" 6); bc=$(med "$B" "$t" "$c" "$p" 11)
-                echo "| $c | $p | $(fmt_rps "$ar") | $(fmt_rps "$br") | $(ratio "$ar" "$br") | $(fmt "$ac") | $(fmt "$bc") | $(ratio "$ac" "$bc") | $(lat "$A" "$t" "$c" "$p") | $(lat "$B" "$t" "$c" "$p") | $(served "$A" "$t" "$c" "$p") / $(served "$B" "$t" "$c" "$p") | $(fmt "$(med "$A" "$t" "$c" "$p" 14)") / $(fmt "$(med "$B" "$t" "$c" "$p" 14)") |"
+                echo "| $c | $p | $(fmt_rps "$ar") | $(fmt_rps "$br") | $(ratio "$ar" "$br") | $(fmt "$ac") | $(fmt "$bc") | $(ratio "$ac" "$bc") | $(lat "$A" "$t" "$c" "$p") | $(lat "$B" "$t" "$c" "$p") | $(served "$A" "$t" "$c" "$p") / $(served "$B" "$t" "$c" "$p") | $(fmt "$(med "$A" "$t" "$c" "$p" 14)") / $(fmt "$(med "$B" "$t" "$c" "$p" 14)") | $(med "$A" "$t" "$c" "$p" 17) / $(med "$B" "$t" "$c" "$p" 17) | $(ratio "$(med "$A" "$t" "$c" "$p" 17)" "$(med "$B" "$t" "$c" "$p" 17)") |"
             else
-                echo "| $c | $p | $(fmt_rps "$ar") | $(fmt "$ac") | $(lat "$A" "$t" "$c" "$p") | $(served "$A" "$t" "$c" "$p") | $(fmt "$(med "$A" "$t" "$c" "$p" 14)") |"
+                echo "| $c | $p | $(fmt_rps "$ar") | $(fmt "$ac") | $(lat "$A" "$t" "$c" "$p") | $(served "$A" "$t" "$c" "$p") | $(fmt "$(med "$A" "$t" "$c" "$p" 14)") | $(med "$A" "$t" "$c" "$p" 17) |"
             fi
         done; done
         echo
@@ -339,9 +344,9 @@ plot_ref=$(realpath --relative-to="$(dirname "$OUT")" "$PLOT_DIR" 2>/dev/null ||
     fi
     echo "<details><summary>every run</summary>"
     echo
-    echo "| server | test | conns | -P | round | rps | p50 | p99 | p99.9 | max | µs CPU/req | requests | served | client CPU % | connect s |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-    awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15 }' "$RECORDS"
+    echo "| server | test | conns | -P | round | rps | p50 | p99 | p99.9 | max | µs CPU/req | requests | served | client CPU % | connect s | RSS B/conn |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $17 }' "$RECORDS"
     echo
     echo "</details>"
     echo

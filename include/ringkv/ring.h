@@ -56,8 +56,26 @@ void ring_sqe_client_file(struct io_uring_sqe *sqe, const struct client *c);
 void ring_doorbell(struct worker *w, struct worker *target);
 /* The same, submitted at once: for a worker that spins on the answer. */
 void ring_doorbell_now(struct worker *w, struct worker *target);
-/* Submit and wait for up to a batch of completions or min_wait_us, then for
- * one, or until ts. */
+/*
+ * How long a wait may gather completions.
+ *
+ * Holding a wake-up back saves CPU (one wake-up, one submit and one context
+ * switch for many requests) and costs latency. What latency a client can
+ * spare depends on how often it talks to us: over a window of span_us, the
+ * receives per client heard from (recvs / clients) give the average time
+ * between two requests of one client; for a client waiting on each reply,
+ * that is its round trip, queueing in itself included. A wait of a
+ * sixteenth of that delays a request by a small share of its client's own
+ * cycle: with a few busy clients, microseconds; with thousands of
+ * connections, each waiting its turn in its pool, up to BATCH_WAIT_MAX_US,
+ * so that their requests share wake-ups instead of paying one each.
+ * Returns that wait in microseconds (0 without receives).
+ */
+#define BATCH_WAIT_MAX_US 1000
+unsigned ring_batch_wait_us(long long span_us, uint32_t clients, uint32_t recvs);
+
+/* Submit and wait for up to a batch of completions (besides those of the
+ * SQEs submitted now) or min_wait_us, then for one, or until ts. */
 void ring_enter_min_wait(struct worker *w, struct __kernel_timespec *ts, unsigned min_wait_us);
 
 #endif

@@ -256,14 +256,15 @@ void cmd_info(struct cmd_ctx *c) {
             P("thread%u:cpu=%d,connections=%llu,commands=%llu,forwarded_out=%llu,forwarded_in=%llu,"
               "batches_out=%llu,batches_in=%llu,transactions=%llu,doorbells=%llu,submits=%llu,completions=%llu,"
               "syscalls_per_command=%.4f,buffer_ring_exhausted=%llu,buffer_trims=%llu,iterations=%llu,"
-              "iteration_max_us=%llu",
+              "iteration_max_us=%llu,batch_wait_us=%u",
               i, srv.workers[i].cpu, (unsigned long long)s->connected, (unsigned long long)s->commands,
               (unsigned long long)s->forwarded_out, (unsigned long long)s->forwarded_in,
               (unsigned long long)s->batches_out, (unsigned long long)s->batches_in,
               (unsigned long long)s->tx_started, (unsigned long long)s->doorbells, (unsigned long long)sys,
               (unsigned long long)s->completions, cmds ? (double)sys / (double)cmds : 0.0,
               (unsigned long long)s->enobufs, (unsigned long long)s->buffer_trims,
-              (unsigned long long)s->iterations, (unsigned long long)(ticks_to_ns(s->iteration_max_ticks) / 1000));
+              (unsigned long long)s->iterations, (unsigned long long)(ticks_to_ns(s->iteration_max_ticks) / 1000),
+              __atomic_load_n(&srv.workers[i].batch_wait_us, __ATOMIC_RELAXED));
             for (int k = 0; k < ITERATION_SLOW_STEPS; k++) {
                 unsigned us = iteration_slow_us[k];
                 if (us % 1000) P(",iterations_over_%uus=%llu", us, (unsigned long long)s->iterations_over[k]);

@@ -24,6 +24,7 @@
 #define RK_FEAT_MIN_TIMEOUT (1U << 15)   /* IORING_FEAT_MIN_TIMEOUT, newer than liburing 2.3 */
 #define RING_ENTRIES 4096
 #define BATCH_WAIT_NR 32                 /* completions a minimum wait gathers */
+#define BATCH_WAIT_SHARE 16              /* a minimum wait is at most this fraction of a client's cycle */
 
 /* The table of registered files: one slot per client index, as many as
  * the process may have descriptors (bounded: the kernel keeps the table
@@ -221,10 +222,20 @@ static unsigned flush_sq(struct io_uring *ring) {
     return tail - io_uring_smp_load_acquire(sq->khead);
 }
 
+unsigned ring_batch_wait_us(long long span_us, uint32_t clients, uint32_t recvs) {
+    if (recvs == 0 || span_us <= 0) return 0;
+    if (span_us > 60 * 1000000LL) span_us = 60 * 1000000LL;   /* a stalled window: keeps the product in range */
+    long long cycle_us = span_us * clients / recvs;
+    long long wait = cycle_us / BATCH_WAIT_SHARE;
+    return (unsigned)(wait < BATCH_WAIT_MAX_US ? wait : BATCH_WAIT_MAX_US);
+}
+
 void ring_enter_min_wait(struct worker *w, struct __kernel_timespec *ts, unsigned min_wait_us) {
     struct getevents_arg_min arg = { 0, _NSIG / 8, min_wait_us, (uint64_t)(uintptr_t)ts };
     unsigned to_submit = flush_sq(&w->ring);
-    syscall(__NR_io_uring_enter, w->ring_fd, to_submit, BATCH_WAIT_NR,
+    /* the sends among them complete at once, before the wait: they do not
+     * count toward the completions it gathers */
+    syscall(__NR_io_uring_enter, w->ring_fd, to_submit, BATCH_WAIT_NR + to_submit,
             IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg, sizeof arg);
 }
 

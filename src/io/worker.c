@@ -182,6 +182,8 @@ static void on_recv(struct worker *w, struct io_uring_cqe *cqe, uint32_t idx, ui
     }
     if (cqe->res > 0) {
         unsigned bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
+        w->batch_window_recvs++;
+        if (c->last_ms < w->batch_window_ms) w->batch_window_clients++;   /* its first this window */
         const char *data = w->bufs + (size_t)bid * w->buf_size;
         w->bufs_touched = true;
         w->recv_window_bytes += (size_t)cqe->res;
@@ -241,6 +243,15 @@ static void active_expire(struct worker *w) {
     if (t0) latency_add_sample_if_needed("expire-cycle", ticks_to_ns(clock_ticks() - t0) / 1000000);
 }
 
+/* The minimum wait of the next window (ring_batch_wait_us), from this one's
+ * receives and the clients they came from. */
+static void batch_wait_update(struct worker *w) {
+    w->batch_wait_us = ring_batch_wait_us((w->now_ms - w->batch_window_ms) * 1000, w->batch_window_clients,
+                                          w->batch_window_recvs);
+    w->batch_window_ms = w->now_ms;
+    w->batch_window_clients = w->batch_window_recvs = 0;
+}
+
 static void worker_cron(struct worker *w) {
     long long period = 1000 / CONFIG_GET(hz);
     /* The shard's upkeep (active expiry, giving back an empty arena) is
@@ -265,6 +276,7 @@ static void worker_cron(struct worker *w) {
         if (w->batch_argv.cap > ARGV_KEEP_BYTES) rbuf_free(&w->batch_argv);
         mem_used_peak_update();
         if (mem_trim_due(&w->mem_trim, w->now_ms)) malloc_trim(0);   /* after a FLUSHALL, a big DEL */
+        batch_wait_update(w);
         client_cron(w);
         client_obuf_cron(w);
         persist_cron(w);
@@ -316,7 +328,9 @@ static void submit_and_wait(struct worker *w, bool busy) {
      * longer: the CPU then wakes, and each client gets a burst of replies,
      * as often as with one worker; otherwise every wake-up of the CPU would
      * serve only one worker's share of the clients. */
-    long long min_wait = CONFIG_GET(io_batch_wait_us) * w->cpu_mates;
+    long long min_wait = CONFIG_GET(io_batch_wait_us);   /* the floor; 0: never gather */
+    if (min_wait > 0 && w->batch_wait_us > min_wait) min_wait = w->batch_wait_us;
+    min_wait *= w->cpu_mates;
     bool loaded = w->last_cqes >= MIN_WAIT_LOAD;
     /* A minimum wait also holds back doorbells from other workers. While
      * they talk to us, gather only when lightly loaded (few commands per

@@ -162,7 +162,8 @@ static const char *field_type(const char *p, size_t len) {
 
 /* The per-thread figures of `# ringkv` that count up. */
 static const char *thread_type(const char *key, size_t len) {
-    static const char *const gauges[] = { "cpu", "connections", "syscalls_per_command", "iteration_max_us" };
+    static const char *const gauges[] = { "cpu", "connections", "syscalls_per_command", "iteration_max_us",
+                                          "batch_wait_us" };
     for (size_t i = 0; i < RK_ARRAY_LEN(gauges); i++)
         if (strlen(gauges[i]) == len && memcmp(gauges[i], key, len) == 0) return "gauge";
     return "counter";

@@ -895,6 +895,59 @@ static void test_info_ringkv_section(void **state)
     config_get_expect(c, "threads", n);
 }
 
+/* The largest batch_wait_us of INFO ringkv's thread lines. */
+static long long max_batch_wait_us(redisContext *c)
+{
+    redisReply *r = cmd(c, "INFO ringkv");
+    long long best = -1;
+    for (const char *p = r->str; (p = strstr(p, "batch_wait_us=")) != NULL; p++) {
+        long long v = atoll(p + strlen("batch_wait_us="));
+        if (v > best) best = v;
+    }
+    freeReplyObject(r);
+    return best;
+}
+
+/* The minimum wait that gathers requests (ring_batch_wait_us) follows how
+ * often each client talks: one client going round alone keeps it small;
+ * many connections going round in turn, each waiting for the others, make
+ * it grow with their number. Bounded by rounds, not time: the windows are
+ * the server's cron ticks, so the loops go on until a window has seen the
+ * traffic (or give up after many rounds). */
+static void test_batch_wait_follows_connections(void **state)
+{
+    SKIP_ON_REDIS();   /* ringkv's own figure */
+    enum { CONNS = 200 };
+    h_raise_nofile(CONNS + 64);
+    redisContext *c = FIX(state)->c;
+    long long alone = -1;
+    for (int i = 0; i < 20000 && alone < 0; i++) {
+        redisReply *r = cmd(c, "PING");   /* one client, back to back */
+        freeReplyObject(r);
+        if (i >= 2000 && i % 500 == 0) {
+            long long v = max_batch_wait_us(c);
+            if (v >= 0 && v < 100) alone = v;
+        }
+    }
+    if (alone < 0) h_fail("a lone client's batch wait never fell under 100 us");
+
+    struct raw *conns[CONNS];
+    for (int i = 0; i < CONNS; i++) conns[i] = raw_connect(&FIX(state)->srv);
+    long long many = -1;
+    for (int round = 0; round < 2000 && many < 0; round++) {
+        for (int i = 0; i < CONNS; i++) raw_cmd(conns[i], "PING");
+        for (int i = 0; i < CONNS; i++) raw_expect(conns[i], "+PONG\r\n");
+        if (round >= 20 && round % 10 == 0) {
+            long long v = max_batch_wait_us(c);
+            if (v > 4 * alone + 8) many = v;
+        }
+    }
+    if (many < 0) h_fail("%d connections in turn never raised the batch wait above a lone client's %lld us",
+                         CONNS, alone);
+    assert_true(many <= 1000);   /* BATCH_WAIT_MAX_US */
+    for (int i = 0; i < CONNS; i++) raw_close(conns[i]);
+}
+
 static void test_dbsize_flush(void **state)
 {
     redisContext *c = FIX(state)->c;
@@ -1133,6 +1186,7 @@ int main(void)
         cmocka_unit_test_setup(test_config_requirepass_runtime, h_flushall),
         cmocka_unit_test_setup(test_client_basics, h_flushall),
         cmocka_unit_test_setup(test_idle_output_buffer, h_flushall),
+        cmocka_unit_test_setup(test_batch_wait_follows_connections, h_flushall),
         cmocka_unit_test_setup(test_client_kill, h_flushall),
         cmocka_unit_test_setup(test_client_reply, h_flushall),
         cmocka_unit_test_setup(test_client_setinfo, h_flushall),
