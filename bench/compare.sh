@@ -39,6 +39,7 @@ IDLE_CONNS=${IDLE_CONNS:-8000}
 SKIP_THROUGHPUT=${SKIP_THROUGHPUT:-0}
 SKIP_MEM=${SKIP_MEM:-0}
 SKIP_IDLE=${SKIP_IDLE:-0}
+IDLE_SETTLE=${IDLE_SETTLE:-3}
 SKIP_REDIS=${SKIP_REDIS:-0}
 OUT=${OUT:-$ROOT/bench/RESULTS.md}
 WORK=$(mktemp -d /tmp/ringkv-bench.XXXXXX)
@@ -157,7 +158,9 @@ if [ "$SKIP_IDLE" != 1 ]; then
             sleep 0.1
         done
         grep -q '^ready' "$WORK/idle.out" || die "idle_conns did not get ready"
-        sleep 1
+        # idle for IDLE_SETTLE s: both servers give an idle client's buffers
+        # back after a while (Redis's clientsCron after 2 s, ringkv's after 1)
+        sleep "$IDLE_SETTLE"
         rss1=$(rss_kb "$SERVER_PID")
         printf '%s\t%s\t%s\t%s\n' "$kind" "$IDLE_CONNS" "$rss0" "$rss1" >>"$IDLEREC"
         log "$kind: $IDLE_CONNS idle connections: RSS $rss0 KB -> $rss1 KB"
@@ -281,7 +284,7 @@ med() { awk -F'\t' -v k="$1" -v t="$2" -v p="$3" -v f="$4" -v c="${5:-$CLIENTS}"
     fi
     if [ -s "$IDLEREC" ]; then
         echo
-        echo "Idle connections (bench/idle_conns.c: connect, PING, wait for +PONG, hold):"
+        echo "Idle connections (bench/idle_conns.c: connect, PING, wait for +PONG, hold; RSS read ${IDLE_SETTLE} s after the last +PONG):"
         echo
         echo '```'
         echo "taskset -c $CLIENT_CPU idle_conns PORT $IDLE_CONNS"

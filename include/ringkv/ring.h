@@ -73,9 +73,16 @@ void ring_doorbell_now(struct worker *w, struct worker *target);
  */
 #define BATCH_WAIT_MAX_US 1000
 unsigned ring_batch_wait_us(long long span_us, uint32_t clients, uint32_t recvs);
+/* How many completions such a wait gathers before it returns early: up to
+ * BATCH_WAIT_NR, but no more than half the clients heard from, since a
+ * wait for more completions than clients can send lasts its whole time. */
+#define BATCH_WAIT_NR 32
+#define BATCH_WAIT_NR_MIN 4
+unsigned ring_batch_wait_nr(uint32_t clients);
 
-/* Submit and wait for up to a batch of completions (besides those of the
- * SQEs submitted now) or min_wait_us, then for one, or until ts. */
-void ring_enter_min_wait(struct worker *w, struct __kernel_timespec *ts, unsigned min_wait_us);
+/* Submit and wait for wait_nr completions besides those of the SQEs
+ * submitted now, which complete inside the same call (at least
+ * BATCH_WAIT_NR in all), or min_wait_us, then for one, or until ts. */
+void ring_enter_min_wait(struct worker *w, struct __kernel_timespec *ts, unsigned min_wait_us, unsigned wait_nr);
 
 #endif

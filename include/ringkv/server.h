@@ -311,10 +311,11 @@ struct worker {
     unsigned nbusy_cqes, busy_cqes_cap;
     uint64_t iter_cmds_avg;                    /* commands per iteration, moving average (1/8) */
     /* the batch wait (worker.c): clients heard from and receives since
-     * batch_window_ms, and the minimum wait they set for the next window */
+     * batch_window_ms, and the minimum wait and completions they set for
+     * the next window (ring.h) */
     long long batch_window_ms;
     uint32_t batch_window_clients, batch_window_recvs;
-    unsigned batch_wait_us;
+    unsigned batch_wait_us, batch_wait_nr;
     uint64_t wake_mask;                        /* targets to ring at end of iteration */
     /* the shard lock (cross-shard transactions) */
     struct tx *lock_holder;

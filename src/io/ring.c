@@ -23,7 +23,6 @@
 #define BUF_GROUP 0
 #define RK_FEAT_MIN_TIMEOUT (1U << 15)   /* IORING_FEAT_MIN_TIMEOUT, newer than liburing 2.3 */
 #define RING_ENTRIES 4096
-#define BATCH_WAIT_NR 32                 /* completions a minimum wait gathers */
 #define BATCH_WAIT_SHARE 16              /* a minimum wait is at most this fraction of a client's cycle */
 
 /* The table of registered files: one slot per client index, as many as
@@ -230,12 +229,19 @@ unsigned ring_batch_wait_us(long long span_us, uint32_t clients, uint32_t recvs)
     return (unsigned)(wait < BATCH_WAIT_MAX_US ? wait : BATCH_WAIT_MAX_US);
 }
 
-void ring_enter_min_wait(struct worker *w, struct __kernel_timespec *ts, unsigned min_wait_us) {
+unsigned ring_batch_wait_nr(uint32_t clients) {
+    unsigned nr = clients / 2;
+    return nr < BATCH_WAIT_NR_MIN ? BATCH_WAIT_NR_MIN : nr > BATCH_WAIT_NR ? BATCH_WAIT_NR : nr;
+}
+
+void ring_enter_min_wait(struct worker *w, struct __kernel_timespec *ts, unsigned min_wait_us, unsigned wait_nr) {
     struct getevents_arg_min arg = { 0, _NSIG / 8, min_wait_us, (uint64_t)(uintptr_t)ts };
     unsigned to_submit = flush_sq(&w->ring);
     /* the sends among them complete at once, before the wait: they do not
      * count toward the completions it gathers */
-    syscall(__NR_io_uring_enter, w->ring_fd, to_submit, BATCH_WAIT_NR + to_submit,
+    unsigned nr = wait_nr + to_submit;
+    if (nr < BATCH_WAIT_NR) nr = BATCH_WAIT_NR;   /* with few clients, as many as ever: no more wake-ups */
+    syscall(__NR_io_uring_enter, w->ring_fd, to_submit, nr,
             IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg, sizeof arg);
 }
 

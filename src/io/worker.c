@@ -243,11 +243,12 @@ static void active_expire(struct worker *w) {
     if (t0) latency_add_sample_if_needed("expire-cycle", ticks_to_ns(clock_ticks() - t0) / 1000000);
 }
 
-/* The minimum wait of the next window (ring_batch_wait_us), from this one's
- * receives and the clients they came from. */
+/* The minimum wait of the next window and what it gathers (ring.h), from
+ * this one's receives and the clients they came from. */
 static void batch_wait_update(struct worker *w) {
     w->batch_wait_us = ring_batch_wait_us((w->now_ms - w->batch_window_ms) * 1000, w->batch_window_clients,
                                           w->batch_window_recvs);
+    w->batch_wait_nr = ring_batch_wait_nr(w->batch_window_clients);
     w->batch_window_ms = w->now_ms;
     w->batch_window_clients = w->batch_window_recvs = 0;
 }
@@ -341,7 +342,7 @@ static void submit_and_wait(struct worker *w, bool busy) {
     bool peers_active = w->now_ms - w->last_peer_ms < 100;
     bool light = w->iter_cmds_avg < LIGHT_ITER_CMDS;
     if (w->min_wait_ok && min_wait > 0 && loaded && (!peers_active || light))
-        ring_enter_min_wait(w, &ts, (unsigned)min_wait);
+        ring_enter_min_wait(w, &ts, (unsigned)min_wait, w->batch_wait_nr ? w->batch_wait_nr : BATCH_WAIT_NR);
     else
         io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
     atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);

@@ -1,7 +1,8 @@
 /*
  * ring_batch_wait_us (ring.h): the minimum wait that gathers many clients'
  * requests into one wake-up is a sixteenth of a client's observed cycle
- * (window span x clients / receives), at most BATCH_WAIT_MAX_US.
+ * (window span x clients / receives), at most BATCH_WAIT_MAX_US; it gathers
+ * up to half the clients' completions, at most BATCH_WAIT_NR.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -49,12 +50,25 @@ static void test_huge_window_capped(void **state) {
     assert_int_equal(ring_batch_wait_us(1LL << 40, 1, 1), BATCH_WAIT_MAX_US);
 }
 
+/* What a wait gathers before it returns early: half the clients heard
+ * from, within [BATCH_WAIT_NR_MIN, BATCH_WAIT_NR]. */
+static void test_wait_nr_follows_clients(void **state) {
+    (void)state;
+    assert_int_equal(ring_batch_wait_nr(0), BATCH_WAIT_NR_MIN);
+    assert_int_equal(ring_batch_wait_nr(3), BATCH_WAIT_NR_MIN);
+    assert_int_equal(ring_batch_wait_nr(25), 12);
+    assert_int_equal(ring_batch_wait_nr(64), BATCH_WAIT_NR);
+    assert_int_equal(ring_batch_wait_nr(16384), BATCH_WAIT_NR);
+    assert_int_equal(ring_batch_wait_nr(UINT32_MAX), BATCH_WAIT_NR);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_receives_no_wait),
         cmocka_unit_test(test_one_busy_client_waits_little),
         cmocka_unit_test(test_many_connections_reach_the_cap),
         cmocka_unit_test(test_huge_window_capped),
+        cmocka_unit_test(test_wait_nr_follows_clients),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
