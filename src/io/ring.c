@@ -241,6 +241,11 @@ void ring_enter_min_wait(struct worker *w, struct __kernel_timespec *ts, unsigne
      * count toward the completions it gathers */
     unsigned nr = wait_nr + to_submit;
     if (nr < BATCH_WAIT_NR) nr = BATCH_WAIT_NR;   /* with few clients, as many as ever: no more wake-ups */
+    /* Every completion but a send may be a receive holding one of the
+     * ring's buffers until we return: waiting for more than half of them
+     * would run the ring dry (-ENOBUFS for the rest, each re-armed and
+     * submitted with the next wait, which then waits for more still). */
+    if (nr > w->nbufs / 2 && nr > BATCH_WAIT_NR) nr = w->nbufs / 2 > BATCH_WAIT_NR ? w->nbufs / 2 : BATCH_WAIT_NR;
     syscall(__NR_io_uring_enter, w->ring_fd, to_submit, nr,
             IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg, sizeof arg);
 }
