@@ -245,7 +245,8 @@ void ring_enter_min_wait(struct worker *w, struct __kernel_timespec *ts, unsigne
      * ring's buffers until we return: waiting for more than half of them
      * would run the ring dry (-ENOBUFS for the rest, each re-armed and
      * submitted with the next wait, which then waits for more still). */
-    if (nr > w->nbufs / 2 && nr > BATCH_WAIT_NR) nr = w->nbufs / 2 > BATCH_WAIT_NR ? w->nbufs / 2 : BATCH_WAIT_NR;
+    unsigned most = w->nbufs / 2 > BATCH_WAIT_NR ? w->nbufs / 2 : BATCH_WAIT_NR;
+    if (nr > most) nr = most;
     syscall(__NR_io_uring_enter, w->ring_fd, to_submit, nr,
             IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg, sizeof arg);
 }
