@@ -284,7 +284,8 @@ plot_ref=$(realpath --relative-to="$(dirname "$OUT")" "$PLOT_DIR" 2>/dev/null ||
     echo "- latency: every request, from the write that sent it to the read that brought its reply; p99 / p99.9 / max in ms"
     echo "- CPU/req: the server's utime+stime (/proc/PID/stat, all its threads) from the first request to the last reply, over the requests"
     echo "- client CPU: conn_load's own CPU over the run; near 100% the client set the pace, not the server"
-    echo "- RSS/conn: the server's VmRSS after the last reply (every connection open) minus before the first connection, over the connections"
+    echo "- RSS/conn: the server's VmRSS after the last reply (every connection open) minus before the first connection, over the connections;" \
+         "below a few thousand connections it is mostly noise (an allocator that gives memory back during the run makes it negative)"
     if [ -s "$AFFINITY_NOTES" ]; then
         echo "- **warning: some server threads were allowed outside CPU $SERVER_CPU; figures may be unfair:**"
         sort -u "$AFFINITY_NOTES" | sed 's/^/  - /'
