@@ -70,6 +70,10 @@ struct persist_status {
     _Atomic long long saves;                 /* successful saves (rdb_saves) */
     _Atomic long long last_cow_bytes;        /* bytes saved ahead of the scan by writes (rdb_last_cow_size) */
     _Atomic bool shutdown_saved;             /* SHUTDOWN did what it was asked: no save at exit */
+    /* While the dataset loads at start: true once a shutdown signal is
+     * waiting, which stops the load (as Redis exits while loading). Set
+     * and called by the loading thread only; NULL otherwise. */
+    bool (*load_stop)(void);
 };
 extern struct persist_status rk_persist;
 

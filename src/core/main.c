@@ -64,6 +64,25 @@ static void raise_fd_limit(void) {
 }
 
 
+/* SIGTERM or SIGINT is waiting (blocked in every thread, taken by
+ * sigtimedwait). */
+static bool shutdown_signal_waiting(void) {
+    sigset_t pending;
+    return sigpending(&pending) == 0 && (sigismember(&pending, SIGTERM) || sigismember(&pending, SIGINT));
+}
+
+/* The waiting shutdown signal, taken; 0 if none. */
+static int take_shutdown_signal(void) {
+    if (!shutdown_signal_waiting()) return 0;
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    struct timespec now = { 0, 0 };
+    int sig = sigtimedwait(&sigs, NULL, &now);
+    return sig > 0 ? sig : 0;
+}
+
 /* The AOF with appendonly yes, else (or when there is none) the RDB file,
  * into the shards; workers only answer -LOADING meanwhile. A file that
  * cannot be loaded stops the start. With appendonly yes the log then
@@ -81,7 +100,8 @@ static bool load_dataset(void) {
         if (aof_open(&err) != 0) rc = -1;
         else if (from_rdb && rc == 0) aof_rewrite_schedule();
     }
-    if (rc < 0) rk_log(LL_WARNING, "Fatal error loading the DB: %.*s. Exiting.", (int)err.len, err.buf);
+    if (rc < 0 && !shutdown_signal_waiting())
+        rk_log(LL_WARNING, "Fatal error loading the DB: %.*s. Exiting.", (int)err.len, err.buf);
     rbuf_free(&err);
     script_engine_free(e);
     return rc >= 0;
@@ -204,11 +224,22 @@ int main(int argc, char **argv) {
     log_banner();
     rk_log(LL_WARNING, "Server initialized");
     memory_note_startup();   /* MEMORY STATS' startup.allocated: the server up, no data yet */
-    if (!load_dataset()) {
+    rk_persist.load_stop = shutdown_signal_waiting;
+    bool loaded = load_dataset();
+    rk_persist.load_stop = NULL;
+    if (!loaded) {
+        /* A shutdown signal while loading ends the load and the server,
+         * without saving the half-loaded data, as Redis does */
+        int sig = take_shutdown_signal();
+        if (sig) {
+            rk_log(LL_WARNING, "Received %s scheduling shutdown...", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+            rk_log(LL_WARNING, "User requested shutdown...");
+        }
         pidfile_remove();
         atomic_store(&srv.shutdown, true);
         server_wait();
-        return 1;
+        if (sig) rk_log(LL_WARNING, "ringkv is now ready to exit, bye bye...");
+        return sig ? 0 : 1;
     }
     atomic_fetch_and(&rk_persist.gate, ~(unsigned)PERSIST_GATE_LOADING);
     rk_log(LL_NOTICE, "Ready to accept connections");

@@ -21,6 +21,7 @@
 #include "ringkv/config.h"
 #include "ringkv/db.h"
 #include "ringkv/rdb_file.h"
+#include "ringkv/snapshot.h"
 
 struct load_sink {
     struct shard **shards;
@@ -40,9 +41,18 @@ static void key_load_delay(void) {
     if (us) usleep((useconds_t)us);
 }
 
+#define LOAD_STOP_EVERY 1024   /* keys between two looks for a shutdown signal */
+
 static bool load_key(void *ud, unsigned dbi, struct slice key, struct rdb_value *v, long long expire_at_ms,
                      struct rbuf *err) {
     struct load_sink *ls = ud;
+    if (RK_UNLIKELY(rk_persist.load_stop != NULL) &&
+        (ls->keys % LOAD_STOP_EVERY == 0 || CONFIG_GET(key_load_delay) != 0) && rk_persist.load_stop()) {
+        static const char msg[] = "loading stopped by a shutdown signal";
+        err->len = 0;
+        rbuf_append(err, msg, sizeof msg - 1);
+        return false;
+    }
     key_load_delay();
     struct shard *s = ls->shards[shard_of_key(key.ptr, key.len)];
     struct entry_arena *saved = rk_arena;
