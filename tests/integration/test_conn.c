@@ -895,17 +895,20 @@ static void test_info_ringkv_section(void **state)
     config_get_expect(c, "threads", n);
 }
 
-/* The largest batch_wait_us of INFO ringkv's thread lines. */
-static long long max_batch_wait_us(redisContext *c)
+/* A figure of INFO ringkv's thread lines: the largest (most) or the sum
+ * over the threads; -1 when no line has it. */
+static long long thread_figure(redisContext *c, const char *name, bool most)
 {
+    char key[64];
+    snprintf(key, sizeof key, "%s=", name);
     redisReply *r = cmd(c, "INFO ringkv");
-    long long best = -1;
-    for (const char *p = r->str; (p = strstr(p, "batch_wait_us=")) != NULL; p++) {
-        long long v = atoll(p + strlen("batch_wait_us="));
-        if (v > best) best = v;
+    long long out = -1;
+    for (const char *p = r->str; (p = strstr(p, key)) != NULL; p++) {
+        long long v = atoll(p + strlen(key));
+        out = out < 0 ? v : most ? (v > out ? v : out) : out + v;
     }
     freeReplyObject(r);
-    return best;
+    return out;
 }
 
 /* The minimum wait that gathers requests (ring_batch_wait_us) follows how
@@ -925,7 +928,7 @@ static void test_batch_wait_follows_connections(void **state)
         redisReply *r = cmd(c, "PING");   /* one client, back to back */
         freeReplyObject(r);
         if (i >= 2000 && i % 500 == 0) {
-            long long v = max_batch_wait_us(c);
+            long long v = thread_figure(c, "batch_wait_us", true);
             if (v >= 0 && v < 100) alone = v;
         }
     }
@@ -938,7 +941,7 @@ static void test_batch_wait_follows_connections(void **state)
         for (int i = 0; i < CONNS; i++) raw_cmd(conns[i], "PING");
         for (int i = 0; i < CONNS; i++) raw_expect(conns[i], "+PONG\r\n");
         if (round >= 20 && round % 10 == 0) {
-            long long v = max_batch_wait_us(c);
+            long long v = thread_figure(c, "batch_wait_us", true);
             if (v > 4 * alone + 8) many = v;
         }
     }
@@ -946,17 +949,6 @@ static void test_batch_wait_follows_connections(void **state)
                          CONNS, alone);
     assert_true(many <= 1000);   /* BATCH_WAIT_MAX_US */
     for (int i = 0; i < CONNS; i++) raw_close(conns[i]);
-}
-
-/* The sum of INFO ringkv's buffer_ring_exhausted over the threads. */
-static long long buffer_ring_exhausted(redisContext *c)
-{
-    redisReply *r = cmd(c, "INFO ringkv");
-    long long sum = 0;
-    for (const char *p = r->str; (p = strstr(p, "buffer_ring_exhausted=")) != NULL; p++)
-        sum += atoll(p + strlen("buffer_ring_exhausted="));
-    freeReplyObject(r);
-    return sum;
 }
 
 /* Thousands of connections sending at once: a wait that gathers
@@ -973,12 +965,12 @@ static void test_many_connections_keep_buffers(void **state)
     redisContext *c = FIX(state)->c;
     struct raw **conns = calloc(CONNS, sizeof *conns);
     for (int i = 0; i < CONNS; i++) conns[i] = raw_connect(&FIX(state)->srv);
-    long long before = buffer_ring_exhausted(c);
+    long long before = thread_figure(c, "buffer_ring_exhausted", false);
     for (int round = 0; round < ROUNDS; round++) {
         for (int i = 0; i < CONNS; i++) raw_cmd(conns[i], "PING");
         for (int i = 0; i < CONNS; i++) raw_expect(conns[i], "+PONG\r\n");
     }
-    long long ran_dry = buffer_ring_exhausted(c) - before;
+    long long ran_dry = thread_figure(c, "buffer_ring_exhausted", false) - before;
     for (int i = 0; i < CONNS; i++) raw_close(conns[i]);
     free(conns);
     if (ran_dry != 0) h_fail("%lld receives found no buffer (%d connections, one PING each at a time)", ran_dry, CONNS);
