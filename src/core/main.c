@@ -64,8 +64,14 @@ static void raise_fd_limit(void) {
 }
 
 
-/* SIGTERM or SIGINT is waiting (blocked in every thread, taken by
- * sigtimedwait). */
+/* SIGTERM and SIGINT: blocked in every thread, taken by sigtimedwait. */
+static void shutdown_sigset(sigset_t *sigs) {
+    sigemptyset(sigs);
+    sigaddset(sigs, SIGTERM);
+    sigaddset(sigs, SIGINT);
+}
+
+/* A shutdown signal is waiting. */
 static bool shutdown_signal_waiting(void) {
     sigset_t pending;
     return sigpending(&pending) == 0 && (sigismember(&pending, SIGTERM) || sigismember(&pending, SIGINT));
@@ -75,9 +81,7 @@ static bool shutdown_signal_waiting(void) {
 static int take_shutdown_signal(void) {
     if (!shutdown_signal_waiting()) return 0;
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
+    shutdown_sigset(&sigs);
     struct timespec now = { 0, 0 };
     int sig = sigtimedwait(&sigs, NULL, &now);
     return sig > 0 ? sig : 0;
@@ -206,9 +210,7 @@ int main(int argc, char **argv) {
     clock_ticks_init();   /* before the workers read it */
 
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
+    shutdown_sigset(&sigs);
     sigaddset(&sigs, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);   /* inherited by the workers */
 

@@ -342,7 +342,7 @@ static void submit_and_wait(struct worker *w, bool busy) {
     bool peers_active = w->now_ms - w->last_peer_ms < 100;
     bool light = w->iter_cmds_avg < LIGHT_ITER_CMDS;
     if (w->min_wait_ok && min_wait > 0 && loaded && (!peers_active || light))
-        ring_enter_min_wait(w, &ts, (unsigned)min_wait, w->batch_wait_nr ? w->batch_wait_nr : BATCH_WAIT_NR);
+        ring_enter_min_wait(w, &ts, (unsigned)min_wait, w->batch_wait_nr);
     else
         io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
     atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
@@ -496,6 +496,7 @@ static void *worker_main(void *arg) {
 }
 
 static int worker_setup(struct worker *w) {
+    w->batch_wait_nr = BATCH_WAIT_NR;   /* until the first window is over (batch_wait_update) */
     int rc = ring_setup(w);
     if (rc) { worker_log(w, "io_uring_queue_init", -rc); return -1; }
     rc = ring_buffers_setup(w);
