@@ -12,7 +12,8 @@
  * entry.h).
  *
  * Chunks are 2 MB and ask for transparent huge pages: lookups touch entries
- * at random, and with 4 KB pages each would also cost a TLB miss.
+ * at random, and with 4 KB pages each would also cost a TLB miss (only with
+ * disable-thp no: by default the process has THP off).
  *
  * Each shard owns one arena, and an entry lives in the arena of the shard
  * whose table holds it. Only a thread that may touch that shard's keyspace

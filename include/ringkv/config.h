@@ -99,6 +99,7 @@ struct rk_config {
     long long key_load_delay;       /* DEBUG: microseconds per key loaded (negative: 1 in -N keys waits 1) */
     long long unixsocketperm;
     long long always_show_logo;
+    long long disable_thp;     /* prctl(PR_SET_THP_DISABLE) at start, as Redis */
     /* the config file given at start (absolute path), or NULL */
     char *config_file;
 };

@@ -14,6 +14,9 @@
  * 3/2 or 4/3 the size is allocated and every later insert/remove (and
  * table_step()) moves a few groups across, so no single call pays for a full
  * rehash. Lookups consult both tables while a migration is in progress.
+ * Over the last stretch of fill before a growth, inserts also fault in the
+ * array it will move into, a little each, so that the growth's random
+ * first writes do not fault in thousands of fresh pages at once.
  */
 #ifndef RINGKV_TABLE_H
 #define RINGKV_TABLE_H
@@ -34,6 +37,11 @@ struct kv_table_part {
 struct kv_table {
     struct kv_table_part cur;   /* where inserts go */
     struct kv_table_part old;   /* being drained into cur; ngroups == 0 when idle */
+    struct kv_table_part next;  /* what cur grows into, faulted in ahead of it; ngroups == 0 when none */
+    size_t next_faulted;        /* bytes of next's mapped arrays faulted in so far */
+    uint8_t *retired;           /* a drained old's mapped control bytes, unmapped a piece at a time */
+    size_t retired_bytes;       /* ...of which this much is left */
+    unsigned retire_calls;      /* calls since the last piece */
     size_t migrate_pos;         /* next group of old to move */
     uint64_t moved_groups;      /* groups of old moved so far, over the table's life */
 };

@@ -289,7 +289,7 @@ static struct param params[] = {
     BOOL_("crash-memcheck-enabled", NULL, INERT, 1),
     BOOL_("use-exit-on-panic", NULL, HID | INERT, 0),
     NUM_("watchdog-period", NULL, HID | INERT, 0, 0, I_MAX, 0),
-    BOOL_("disable-thp", NULL, IMM | INERT, 1),
+    BOOL_("disable-thp", NULL, IMM, 1, FIELD(disable_thp)),
     ENUM_("oom-score-adj", NULL, INERT, oom_score_adj_enum, "no"),
     SPECIAL_("oom-score-adj-values", NULL, MULTI | INERT, special_oom, "0 200 800"),
     FLAGS_("shutdown-on-sigint", NULL, INERT, shutdown_enum, 0, .check = check_shutdown_flags),

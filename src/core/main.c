@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <stdio.h>
@@ -116,6 +117,21 @@ static void usage(void) {
             "Usage: ringkv [/path/to/ringkv.conf] [options]\n"
             "Options are Redis's configuration names: --port 6379 --bind 127.0.0.1 --threads N\n"
             "  --maxclients N --databases N --timeout S --requirepass P --proto-max-bulk-len B ...\n");
+}
+
+/*
+ * disable-thp yes (the default, as in Redis) turns transparent huge pages
+ * off for the process. Besides fork's copy-on-write that Redis cites,
+ * khugepaged collapses pages under the process's mmap lock, for write: a
+ * page fault anywhere in the server (a table array, an arena chunk) then
+ * waits for the collapse, which stalled a shard for tens of milliseconds
+ * while a keyspace of tens of millions of keys grew. With disable-thp no,
+ * the big table arrays and the arena's chunks ask for huge pages once
+ * written through (table.c, arena.c).
+ */
+static void thp_setup(void) {
+    if (rk_config.disable_thp && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0)
+        rk_log(LL_WARNING, "Failed to disable transparent huge pages: %s", strerror(errno));
 }
 
 static void note_inert(void *ud, const char *name, const char *value) {
@@ -207,6 +223,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     raise_fd_limit();
+    thp_setup();
     clock_ticks_init();   /* before the workers read it */
 
     sigset_t sigs;

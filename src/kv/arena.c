@@ -85,7 +85,8 @@ void *arena_alloc(struct entry_arena *a, size_t size) {
             a->bump += piece;
         }
         /* The chunk we leave is written through: only now ask for a huge
-         * page, which khugepaged then makes in the background. Asked for
+         * page, which khugepaged then makes in the background (unless
+         * disable-thp, the default, turned THP off: main.c). Asked for
          * on a fresh chunk, the first touch would compact memory in the
          * fault (THP defrag "madvise") and stall the shard. */
         if (a->chunks) madvise(a->chunks, ARENA_CHUNK, MADV_HUGEPAGE);

@@ -45,6 +45,16 @@
  * entry rehashes its key, a cache miss in a big table, and a pipelined
  * batch of inserts pays for all of its shares in one loop iteration.
  *
+ * A growth's new array is big and fresh, and inserts write it at random:
+ * left to them, its pages would be first touched, each a page fault, in a
+ * burst right after the growth (thousands per loop iteration in a table of
+ * tens of millions of keys, where a fault of fresh memory costs
+ * microseconds). So over the last PREFAULT_SHARE of cur's fill, the array
+ * the growth will use is allocated early (next) and every insert faults in
+ * its share of it, in proportion to the fill, so that next is wholly
+ * resident when the growth takes it over. Only mapped arrays (MAP_MIN) are
+ * prepared this way; smaller ones come from the allocator.
+ *
  * Lookups (table_find) never migrate, so a slot pointer stays valid until
  * the next insert, remove or step. Hashes are not stored; migration and
  * scanning recompute them from the key (XXH3 is cheap next to the cache miss
@@ -66,6 +76,10 @@
 #define MIGRATE_GROUPS 1           /* groups moved per insert/remove/step */
 #define RELEASE_GROUPS 2048        /* drained groups of old handed back at once */
 #define MAP_MIN        ((size_t)1 << 20)   /* arrays this big are mmap()ed */
+#define PREFAULT_SHARE 8                   /* next is prepared over the last 1/8 of cur's fill */
+#define PREFAULT_CHUNK ((size_t)64 << 10)  /* bytes of next faulted in at a time */
+#define RETIRE_PIECE   ((size_t)256 << 10) /* bytes of a retired control array unmapped at a time */
+#define RETIRE_EVERY   256                 /* ...once in this many inserts, removes and steps */
 #define NOT_FOUND      SIZE_MAX
 
 uint64_t table_hash(const char *key, size_t len) {
@@ -104,13 +118,13 @@ static inline size_t part_limit(const struct kv_table_part *p) {
  * used_memory (mem.h) from here, whole, until unmapped.
  *
  * Lookups land anywhere in these arrays, so with 4 KB pages nearly every
- * one would also miss the TLB: they want huge pages. But a fresh mapping
- * marked MADV_HUGEPAGE makes its first touches compact memory in the fault
- * (THP's defrag "madvise", the usual setting), which stalls the shard for
- * milliseconds. So the arrays are marked only once half their load is in
- * (part_place), when nearly every page has been touched: the faults left
- * are small ones, and khugepaged turns the rest into huge pages in the
- * background.
+ * one would also miss the TLB: they want huge pages, when the process may
+ * have them at all (disable-thp no; by default THP is off, see main.c). But
+ * a fresh mapping marked MADV_HUGEPAGE makes its first touches compact
+ * memory in the fault (THP's defrag "madvise", the usual setting), which
+ * stalls the shard for milliseconds. So the arrays are marked only once
+ * half their load is in (part_place), when nearly every page has been
+ * touched, and khugepaged turns them into huge pages in the background.
  */
 static void *array_alloc(size_t bytes, bool zero) {
     if (bytes < MAP_MIN) return zero ? rk_calloc(1, bytes) : rk_malloc(bytes);
@@ -134,6 +148,18 @@ static void array_free(void *p, size_t bytes) {
 static size_t ctrl_bytes(size_t ngroups) { return ngroups * GROUP; }
 static size_t slot_bytes(size_t ngroups) { return ngroups * GROUP * sizeof(struct kv_entry *); }
 
+/* Make a mapped range resident without changing what it holds. */
+static void array_prefault(void *p, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+    if (madvise(p, bytes, MADV_POPULATE_WRITE) == 0) return;
+#endif
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);   /* kernels before 5.14: touch each page */
+    for (size_t i = 0; i < bytes; i += page) {
+        volatile char *c = (char *)p + i;
+        *c = *c;
+    }
+}
+
 static void part_alloc(struct kv_table_part *p, size_t ngroups) {
     p->ctrl = array_alloc(ctrl_bytes(ngroups), true);
     /* Slots are read only where ctrl says full, so they stay uninitialised
@@ -149,6 +175,23 @@ static void part_want_huge(struct kv_table_part *p) {
     madvise(p->slots, slot_bytes(p->ngroups), MADV_HUGEPAGE);
     if (ctrl_bytes(p->ngroups) >= MAP_MIN) madvise(p->ctrl, ctrl_bytes(p->ngroups), MADV_HUGEPAGE);
     p->huge_at = SIZE_MAX;
+}
+
+/* Bytes of p's arrays that are mapped (array_alloc): the slots, then the
+ * control bytes if they are big enough too (they are 1/8 of the slots). */
+static size_t part_mapped_bytes(const struct kv_table_part *p) {
+    size_t slots = slot_bytes(p->ngroups), ctrl = ctrl_bytes(p->ngroups);
+    return (slots >= MAP_MIN ? slots : 0) + (ctrl >= MAP_MIN ? ctrl : 0);
+}
+
+/* Fault in bytes [from, to) of part_mapped_bytes(p)'s span. */
+static void part_prefault(struct kv_table_part *p, size_t from, size_t to) {
+    size_t slots = slot_bytes(p->ngroups);
+    if (from < slots) array_prefault((char *)p->slots + from, (to < slots ? to : slots) - from);
+    if (to > slots) {
+        size_t at = from > slots ? from - slots : 0;
+        array_prefault(p->ctrl + at, to - slots - at);
+    }
 }
 
 static void part_free(struct kv_table_part *p) {
@@ -239,11 +282,46 @@ static void migrate_group(struct kv_table *t, size_t g) {
     o->tombstones += n;
 }
 
+/* Unmap the first n bytes left of the retired control bytes (from the
+ * front, so that the rest stays page-aligned). */
+static void retired_unmap(struct kv_table *t, size_t n) {
+    munmap(t->retired, n);
+    mem_count(-(long long)n);
+    t->retired_bytes -= n;
+    t->retired = t->retired_bytes ? t->retired + n : NULL;
+}
+
+static void retired_unmap_piece(struct kv_table *t) {
+    retired_unmap(t, t->retired_bytes < RETIRE_PIECE ? t->retired_bytes : RETIRE_PIECE);
+}
+
+/*
+ * A drained old is freed whole, but for its control bytes when they are
+ * mapped: unmapping tens of megabytes of them at once would stall the
+ * shard for milliseconds, and unlike the slots (release_drained) they
+ * cannot go during the migration, when drained groups must still read as
+ * deleted. Nothing reads them once old is empty, so retire_step unmaps them
+ * a piece at a time from then on.
+ */
 static void migrate_finish_if_drained(struct kv_table *t) {
-    if (t->old.ngroups && !t->old.used) {
-        part_free(&t->old);
-        t->migrate_pos = 0;
+    struct kv_table_part *o = &t->old;
+    if (!o->ngroups || o->used) return;
+    if (ctrl_bytes(o->ngroups) >= MAP_MIN) {
+        if (t->retired) retired_unmap(t, t->retired_bytes);   /* the one before: never still there in practice */
+        t->retired = o->ctrl;
+        t->retired_bytes = ctrl_bytes(o->ngroups);
+        t->retire_calls = 0;
+        o->ctrl = NULL;   /* part_free leaves it alone */
     }
+    part_free(o);
+    t->migrate_pos = 0;
+}
+
+/* An insert or remove: a piece of the retired control bytes every RETIRE_EVERY. */
+static void retire_step(struct kv_table *t) {
+    if (++t->retire_calls < RETIRE_EVERY) return;
+    t->retire_calls = 0;
+    retired_unmap_piece(t);
 }
 
 /*
@@ -276,9 +354,16 @@ static void migrate(struct kv_table *t, size_t n) {
     migrate_finish_if_drained(t);
 }
 
+/* cur moves into an array of ngroups: next if it was prepared at that size. */
 static void resize_start(struct kv_table *t, size_t ngroups) {
     t->old = t->cur;
-    part_alloc(&t->cur, ngroups);
+    if (t->next.ngroups == ngroups) {
+        t->cur = t->next;
+        memset(&t->next, 0, sizeof t->next);
+    } else {
+        part_free(&t->next);
+        part_alloc(&t->cur, ngroups);
+    }
     t->migrate_pos = 0;
     migrate_finish_if_drained(t);
 }
@@ -291,21 +376,51 @@ static size_t grown(size_t n) {
     return (n & (n - 1)) ? n / 3 * 4 : n + n / 2;
 }
 
-/* cur is at its load limit: grow it, or rehash at the same size when
- * tombstones are over 3/8 of the load (delete-heavy churn must not grow the
- * table, and the rehash still leaves room for 3/8 of the limit in inserts). */
+/* The size cur moves to at its load limit: the next one up, or the same
+ * when tombstones are over 3/8 of the load (delete-heavy churn must not grow
+ * the table, and the rehash still leaves room for 3/8 of the limit in
+ * inserts). */
+static size_t grow_target(const struct kv_table_part *c) {
+    return c->used >= part_limit(c) / 8 * 5 ? grown(c->ngroups) : c->ngroups;
+}
+
+/* cur is at its load limit. A prepared next is taken whatever the fill
+ * (deletes since it was sized at most make this growth a step early). */
 static void grow(struct kv_table *t) {
     if (t->old.ngroups) migrate(t, SIZE_MAX);
-    size_t n = t->cur.ngroups;
-    if (t->cur.used >= part_limit(&t->cur) / 8 * 5) n = grown(n);
-    resize_start(t, n);
+    resize_start(t, t->next.ngroups ? t->next.ngroups : grow_target(&t->cur));
+}
+
+/* cur's fill (load) is in the last PREFAULT_SHARE before its limit: fault
+ * in next up to the same fraction of its bytes, allocating it first. */
+static void prepare_next(struct kv_table *t, size_t load) {
+    struct kv_table_part *n = &t->next;
+    size_t limit = part_limit(&t->cur), start = limit - limit / PREFAULT_SHARE;
+    if (t->old.ngroups) return;   /* never so late in practice (see the top) */
+    if (!n->ngroups) {
+        size_t groups = grow_target(&t->cur);
+        if (slot_bytes(groups) < MAP_MIN) return;
+        part_alloc(n, groups);
+        t->next_faulted = 0;
+    }
+    size_t total = part_mapped_bytes(n);
+    size_t due = (size_t)((unsigned __int128)total * (load - start + 1) / (limit - start));
+    if (due > total) due = total;
+    while (t->next_faulted < due) {
+        size_t to = t->next_faulted + PREFAULT_CHUNK < total ? t->next_faulted + PREFAULT_CHUNK : total;
+        part_prefault(n, t->next_faulted, to);
+        t->next_faulted = to;
+    }
 }
 
 /* Halve a table that is less than 1/16 full; drop the arrays when empty. */
 static void maybe_shrink(struct kv_table *t) {
     struct kv_table_part *c = &t->cur;
     if (t->old.ngroups || !c->ngroups) return;
-    if (!c->used) part_free(c);
+    if (!c->used) {
+        part_free(c);
+        part_free(&t->next);
+    }
     else if (c->ngroups > 1 && c->used < c->ngroups) resize_start(t, c->ngroups / 2);
 }
 
@@ -319,6 +434,7 @@ void table_reserve(struct kv_table *t, size_t n) {
     if (t->cur.used || t->old.ngroups) return;
     size_t g = t->cur.ngroups ? t->cur.ngroups : 1;
     while (g * GROUP / 4 * 3 < n) g = grown(g);
+    part_free(&t->next);
     if (g > t->cur.ngroups) {
         part_free(&t->cur);
         part_alloc(&t->cur, g);
@@ -337,6 +453,8 @@ static void part_destroy(struct kv_table_part *p, void (*free_entry)(struct kv_e
 void table_destroy(struct kv_table *t, void (*free_entry)(struct kv_entry *)) {
     part_destroy(&t->cur, free_entry);
     part_destroy(&t->old, free_entry);
+    part_free(&t->next);
+    if (t->retired) retired_unmap(t, t->retired_bytes);
     uint64_t moved = t->moved_groups;
     table_init(t);
     t->moved_groups = moved;
@@ -365,14 +483,20 @@ struct kv_entry **table_find(struct kv_table *t, const char *key, size_t len, ui
 
 void table_insert(struct kv_table *t, struct kv_entry *e, uint64_t hash) {
     if (t->old.ngroups) migrate(t, MIGRATE_GROUPS);
+    else if (RK_UNLIKELY(t->retired != NULL)) retire_step(t);
     struct kv_table_part *c = &t->cur;
     if (!c->ngroups) part_alloc(c, 1);
-    else if (c->used + c->tombstones >= part_limit(c)) grow(t);
+    else {
+        size_t load = c->used + c->tombstones, limit = part_limit(c);
+        if (load >= limit) grow(t);
+        else if (RK_UNLIKELY(load >= limit - limit / PREFAULT_SHARE)) prepare_next(t, load);
+    }
     part_place(&t->cur, e, hash);
 }
 
 struct kv_entry *table_remove(struct kv_table *t, const char *key, size_t len, uint64_t hash) {
     if (t->old.ngroups) migrate(t, MIGRATE_GROUPS);
+    else if (RK_UNLIKELY(t->retired != NULL)) retire_step(t);
     struct kv_table_part *p = &t->cur;
     size_t i = part_find(p, key, len, hash, 0);
     if (i == NOT_FOUND) {
@@ -389,7 +513,10 @@ struct kv_entry *table_remove(struct kv_table *t, const char *key, size_t len, u
 
 bool table_step(struct kv_table *t) {
     if (t->old.ngroups) migrate(t, MIGRATE_GROUPS);
-    else maybe_shrink(t);
+    else {
+        if (t->retired) retired_unmap_piece(t);   /* the cron's: a piece a call */
+        maybe_shrink(t);
+    }
     return t->old.ngroups != 0;
 }
 
@@ -517,7 +644,7 @@ size_t table_sample(const struct kv_table *t, uint64_t r, struct kv_entry **out,
 
 size_t table_memory(const struct kv_table *t) {
     size_t per_group = GROUP * (1 + sizeof(struct kv_entry *));
-    return (t->cur.ngroups + t->old.ngroups) * per_group;
+    return (t->cur.ngroups + t->old.ngroups + t->next.ngroups) * per_group + t->retired_bytes;
 }
 
 /*

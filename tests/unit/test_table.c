@@ -3,8 +3,9 @@
  * against a bitmap model while the table grows to 2,000,000 keys, SCAN's
  * guarantee across growth and shrinking (with cursors as clients see them:
  * small, below 2^63), random sampling, tombstone churn,
- * heavy hash clustering (including wrap-around probing), and the bound on
- * migration work per call.
+ * heavy hash clustering (including wrap-around probing), the bound on
+ * migration work per call, and the memory a big growth faults in ahead
+ * (next) and gives back after (retired control bytes).
  *
  * Keys are "key:" plus a 12-digit id (16 bytes), so a key maps back to its
  * id and a bitmap over ids is the reference model.
@@ -16,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <cmocka.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "ringkv/scan_cursor.h"
 #include "ringkv/table.h"
@@ -631,6 +634,77 @@ static void test_clustered_hashes(void **state) {
     free(clus);
 }
 
+/* ---------------------------------------------------------------- big arrays */
+
+/* Pages of [p, p + bytes) that are resident. */
+static size_t resident_pages(const void *p, size_t bytes) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (bytes + page - 1) / page, got = 0;
+    unsigned char *vec = malloc(n);
+    assert_int_equal(mincore((void *)p, bytes, vec), 0);
+    for (size_t i = 0; i < n; i++) got += vec[i] & 1;
+    free(vec);
+    return got;
+}
+
+static void fill_to(struct kv_table *t, uint64_t *next_id, size_t load) {
+    while (t->cur.used + t->cur.tombstones < load) ins(t, (*next_id)++);
+}
+
+/* The growth from 6,144 groups is the first into a mapped slot array
+ * (8,192 groups, 1 MB): by the last insert before it, that array is
+ * allocated and wholly resident, and the growth moves into it. */
+static void test_next_faulted_in_before_growth(void **state) {
+    (void)state;
+    struct kv_table t;
+    table_init(&t);
+    uint64_t id = 0;
+    while (t.cur.ngroups < 6144) ins(&t, id++);
+    finish_migration(&t);
+    size_t limit = t.cur.ngroups * 14;
+    fill_to(&t, &id, limit - limit / 8 - 1);
+    assert_int_equal(t.next.ngroups, 0);              /* not before the last eighth */
+    fill_to(&t, &id, limit);                          /* full: the next insert grows */
+    assert_int_equal(t.next.ngroups, 8192);
+    size_t bytes = t.next.ngroups * 16 * sizeof(struct kv_entry *);
+    assert_int_equal(t.next_faulted, bytes);
+    assert_int_equal(resident_pages(t.next.slots, bytes), bytes / (size_t)sysconf(_SC_PAGESIZE));
+    struct kv_entry **prepared = t.next.slots;
+    ins(&t, id++);                                    /* the growth */
+    assert_ptr_equal(t.cur.slots, prepared);
+    assert_int_equal(t.next.ngroups, 0);
+    finish_migration(&t);
+    for (uint64_t k = 0; k < id; k += 97) assert_non_null(find(&t, k));
+    table_destroy(&t, entry_free);
+}
+
+/* A drained old whose control bytes are mapped (65,536 groups: 1 MB) hands
+ * them to retired, which steps unmap a piece at a time. */
+static void test_retired_ctrl_unmapped_in_pieces(void **state) {
+    (void)state;
+    struct kv_table t;
+    table_init(&t);
+    uint64_t id = 0;
+    while (t.cur.ngroups < 65536) ins(&t, id++);
+    finish_migration(&t);
+    fill_to(&t, &id, t.cur.ngroups * 14);
+    ins(&t, id++);                                    /* grows: old has 65,536 groups */
+    assert_int_equal(t.old.ngroups, 65536);
+    finish_migration(&t);
+    assert_non_null(t.retired);
+    assert_int_equal(t.retired_bytes, (size_t)65536 * 16);
+    size_t before = table_memory(&t), pieces = 0;
+    while (t.retired) {
+        size_t left = t.retired_bytes;
+        assert_false(step(&t));
+        assert_true(t.retired_bytes < left);
+        pieces++;
+    }
+    assert_int_equal(pieces, 4);                      /* 256 KB each */
+    assert_int_equal(before - table_memory(&t), (size_t)65536 * 16);
+    for (uint64_t k = 0; k < id; k += 101) assert_non_null(find(&t, k));
+    table_destroy(&t, entry_free);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_empty_table),
@@ -645,6 +719,8 @@ int main(void) {
         cmocka_unit_test(test_scan_cursor_sizes),
         cmocka_unit_test(test_tombstone_churn),
         cmocka_unit_test(test_model_2m),
+        cmocka_unit_test(test_next_faulted_in_before_growth),
+        cmocka_unit_test(test_retired_ctrl_unmapped_in_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
