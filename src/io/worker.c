@@ -354,23 +354,10 @@ static void replay_busy_cqes(struct worker *w) {
     w->nbusy_cqes = 0;
 }
 
-/*
- * A loop iteration stops taking completions once it has run
- * ITERATION_BUDGET_US: the rest stay in the ring for the next iteration,
- * which follows at once. So a burst of work (many clients' pipelines at
- * a time, or their inserts during a table's migration, several times dearer
- * than usual) is served in slices, and the replies, cross-shard handoffs
- * and cron of one slice go out before the next begins instead of waiting
- * for the whole burst.
- */
-#define ITERATION_BUDGET_US 500
-static uint64_t iteration_budget_ticks;   /* server_start */
-
-/* Take the completions in the ring, until it is empty or the clock passes
- * `until` (clock ticks). One at a time through w->cq_head, and each copied
- * before it is handled: a script that turns busy inside a handler takes
- * more from the same ring (worker_serve_while_busy), and the loop goes on
- * after those. */
+/* Take every completion in the ring. One at a time through w->cq_head, and
+ * each copied before it is handled: a script that turns busy inside a
+ * handler takes more from the same ring (worker_serve_while_busy), and the
+ * loop goes on after those. */
 /* With many connections each completion's client is a cache miss: start
  * loading the client of a completion a few places ahead. */
 #define CQE_PREFETCH_AHEAD 4
@@ -383,10 +370,9 @@ static void prefetch_cqe_client(const struct worker *w, const struct io_uring_cq
     if (c) __builtin_prefetch(c);
 }
 
-static unsigned drain_cqes(struct worker *w, uint64_t until) {
+static unsigned drain_cqes(struct worker *w) {
     struct io_uring_cq *cq = &w->ring.cq;
     unsigned n = 0, tail = 0;
-    w->cqes_left = false;
     for (;;) {
         if (RK_UNLIKELY(w->nbusy_cqes) && !w->serving_busy) replay_busy_cqes(w);
         unsigned head = w->cq_head;
@@ -410,10 +396,6 @@ static unsigned drain_cqes(struct worker *w, uint64_t until) {
             }
         }
         handle_cqe(w, &cqe);
-        if (RK_UNLIKELY(clock_ticks() > until)) {
-            w->cqes_left = true;
-            break;
-        }
     }
     io_uring_smp_store_release(cq->khead, w->cq_head);
     return n;
@@ -425,7 +407,7 @@ void worker_serve_while_busy(struct worker *w, struct client *running) {
     w->busy_caller = running;
     w->now_ms = (long long)mstime_now();
     io_uring_submit_and_get_events(&w->ring);
-    w->stats.completions += drain_cqes(w, UINT64_MAX);
+    w->stats.completions += drain_cqes(w);
     client_flush_sends(w);
     io_uring_submit(&w->ring);
     w->serving_busy = false;
@@ -475,7 +457,7 @@ static void *worker_main(void *arg) {
         w->now_ms = (long long)mstime_now();
         worker_evict(w);
         uint64_t work0 = w->stats.commands + w->stats.forwarded_in;
-        unsigned n = drain_cqes(w, woke + iteration_budget_ticks);
+        unsigned n = drain_cqes(w);
         w->stats.completions += n;
         unsigned listen_gen = __atomic_load_n(&rk_config_listen_gen, __ATOMIC_ACQUIRE);
         if (RK_UNLIKELY(listen_gen != w->listen_gen)) relisten(w, listen_gen);
@@ -508,7 +490,7 @@ static void *worker_main(void *arg) {
         uint64_t work = w->stats.commands + w->stats.forwarded_in - work0;
         w->iter_cmds_avg = (w->iter_cmds_avg * 7 + work) / 8;
         iteration_account(w, clock_ticks() - woke);
-        submit_and_wait(w, saving || w->cqes_left || (got && !xshard_inbox_empty(w)));
+        submit_and_wait(w, saving || (got && !xshard_inbox_empty(w)));
     }
     return NULL;
 }
@@ -557,7 +539,6 @@ int server_start(void) {
     srv.start_ms = (long long)mstime_now();
     srv.start_us = monotonic_us();
     iteration_slow_ticks = ns_to_ticks(iteration_slow_us[0] * 1000ull);
-    iteration_budget_ticks = ns_to_ticks(ITERATION_BUDGET_US * 1000ull);
     atomic_store(&srv.next_client_id, 1);
     for (unsigned i = 0; i < n * n; i++)
         if (spsc_init(&srv.rings[i], 4096) != 0) return -1;
