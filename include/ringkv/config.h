@@ -38,6 +38,7 @@ struct rk_config {
     long long io_buffers;           /* ringkv's own: provided buffers per thread */
     long long io_buffer_size;
     long long io_batch_wait_us;     /* minimum wait to gather completions (0 = off) */
+    long long io_iteration_budget_us; /* a loop iteration takes completions this long at most (worker.c) */
     long long metrics_port;         /* ringkv's own: HTTP /metrics on this port (0 = off), io/metrics_http.c */
     /* clients */
     long long maxclients;

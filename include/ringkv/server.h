@@ -304,6 +304,7 @@ struct worker {
     long long recv_window_start_ms;            /* this second of receives began (ring_trim_quiet_buffers) */
     size_t recv_window_bytes;                  /* bytes received since then */
     unsigned last_cqes;                        /* completions reaped by the last iteration */
+    bool cqes_left;                            /* the last iteration's budget ran out before the ring was empty */
     unsigned cq_head;                          /* next completion to take (worker.c) */
     bool serving_busy;                         /* serving clients from inside a busy script (worker_serve_while_busy) */
     struct client *busy_caller;                /* ...whose caller that is (NULL: none) */

@@ -3,7 +3,7 @@
  *
  * Every parameter of Redis 7.0 is a row (with TLS's, which Debian builds
  * in), plus ringkv's own (threads, io-buffers, io-buffer-size,
- * io-batch-wait-us, metrics-port, and Redis 7.2's set-max-listpack-* that ringkv's sets
+ * io-batch-wait-us, io-iteration-budget-us, metrics-port, and Redis 7.2's set-max-listpack-* that ringkv's sets
  * follow): its name and alias, type, bounds, default, flags and where the
  * value lives. Rows marked INERT are parameters of features ringkv does not
  * build yet: their values are checked, stored and reported as Redis does,
@@ -199,6 +199,7 @@ static struct param params[] = {
     NUM_("io-buffers", NULL, IMM | HID, 0, 16, 32768, 512, FIELD(io_buffers)),
     NUM_("io-buffer-size", NULL, IMM | HID, MEM, 1024, MB, 16384, FIELD(io_buffer_size)),
     NUM_("io-batch-wait-us", NULL, 0, 0, 0, 10000, 50, FIELD(io_batch_wait_us)),
+    NUM_("io-iteration-budget-us", NULL, 0, 0, 0, 1000000, 500, FIELD(io_iteration_budget_us)),
     NUM_("metrics-port", NULL, HID, 0, 0, 65535, 0, FIELD(metrics_port), .apply = apply_metrics_port),
     NUM_("maxclients", NULL, 0, U, 1, UINT_MAX, 10000, FIELD(maxclients), .apply = apply_maxclients),
     NUM_("timeout", NULL, 0, 0, 0, I_MAX, 0, FIELD(timeout)),

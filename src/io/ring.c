@@ -170,14 +170,16 @@ void ring_cancel_recv(struct client *c) {
  * This is safe only with DEFER_TASKRUN: the kernel then copies received
  * bytes into a provided buffer only inside this thread's io_uring_enter(),
  * and every buffer is back in the ring once its completion has been handled,
- * so between two enters no buffer holds live data.
+ * so between two enters no buffer holds live data. Except when the last
+ * iteration ran out of its budget (worker.c) and left completions in the
+ * ring: their buffers hold bytes not read yet, so no trim then.
  */
 #define BUFFER_TRIM_PERIOD_MS 1000
 
 void ring_trim_quiet_buffers(struct worker *w) {
     if (w->now_ms - w->recv_window_start_ms < BUFFER_TRIM_PERIOD_MS) return;
     size_t quiet = (size_t)w->nbufs * w->buf_size / 8;
-    if (w->defer_taskrun && w->bufs_touched && w->recv_window_bytes < quiet &&
+    if (w->defer_taskrun && w->bufs_touched && !w->cqes_left && w->recv_window_bytes < quiet &&
         madvise(w->bufs, (size_t)w->nbufs * w->buf_size, MADV_DONTNEED) == 0) {
         w->stats.buffer_trims++;
         w->bufs_touched = false;

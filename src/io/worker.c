@@ -354,10 +354,22 @@ static void replay_busy_cqes(struct worker *w) {
     w->nbusy_cqes = 0;
 }
 
-/* Take every completion in the ring. One at a time through w->cq_head, and
- * each copied before it is handled: a script that turns busy inside a
- * handler takes more from the same ring (worker_serve_while_busy), and the
- * loop goes on after those. */
+/*
+ * A loop iteration stops taking completions once it has run
+ * io-iteration-budget-us (at least one is taken): the rest stay in the ring
+ * for the next iteration, which follows at once. So a burst of work (many
+ * clients' pipelines at a time, or their inserts during a table's
+ * migration, several times dearer than usual) is served in slices, and the
+ * replies, cross-shard handoffs and cron of one slice go out before the
+ * next begins instead of waiting for the whole burst. Nothing may assume
+ * the ring empty after a drain: w->cqes_left says when it is not (the
+ * receive buffers' trim, ring.c, waits for that).
+ */
+/* Take the completions in the ring, until it is empty or the clock passes
+ * `until` (clock ticks). One at a time through w->cq_head, and each copied
+ * before it is handled: a script that turns busy inside a handler takes
+ * more from the same ring (worker_serve_while_busy), and the loop goes on
+ * after those. */
 /* With many connections each completion's client is a cache miss: start
  * loading the client of a completion a few places ahead. */
 #define CQE_PREFETCH_AHEAD 4
@@ -370,9 +382,10 @@ static void prefetch_cqe_client(const struct worker *w, const struct io_uring_cq
     if (c) __builtin_prefetch(c);
 }
 
-static unsigned drain_cqes(struct worker *w) {
+static unsigned drain_cqes(struct worker *w, uint64_t until) {
     struct io_uring_cq *cq = &w->ring.cq;
     unsigned n = 0, tail = 0;
+    w->cqes_left = false;
     for (;;) {
         if (RK_UNLIKELY(w->nbusy_cqes) && !w->serving_busy) replay_busy_cqes(w);
         unsigned head = w->cq_head;
@@ -396,6 +409,10 @@ static unsigned drain_cqes(struct worker *w) {
             }
         }
         handle_cqe(w, &cqe);
+        if (RK_UNLIKELY(clock_ticks() > until)) {
+            w->cqes_left = w->cq_head != io_uring_smp_load_acquire(cq->ktail);
+            break;
+        }
     }
     io_uring_smp_store_release(cq->khead, w->cq_head);
     return n;
@@ -407,7 +424,7 @@ void worker_serve_while_busy(struct worker *w, struct client *running) {
     w->busy_caller = running;
     w->now_ms = (long long)mstime_now();
     io_uring_submit_and_get_events(&w->ring);
-    w->stats.completions += drain_cqes(w);
+    w->stats.completions += drain_cqes(w, UINT64_MAX);
     client_flush_sends(w);
     io_uring_submit(&w->ring);
     w->serving_busy = false;
@@ -457,7 +474,7 @@ static void *worker_main(void *arg) {
         w->now_ms = (long long)mstime_now();
         worker_evict(w);
         uint64_t work0 = w->stats.commands + w->stats.forwarded_in;
-        unsigned n = drain_cqes(w);
+        unsigned n = drain_cqes(w, woke + ns_to_ticks((uint64_t)CONFIG_GET(io_iteration_budget_us) * 1000));
         w->stats.completions += n;
         unsigned listen_gen = __atomic_load_n(&rk_config_listen_gen, __ATOMIC_ACQUIRE);
         if (RK_UNLIKELY(listen_gen != w->listen_gen)) relisten(w, listen_gen);
@@ -490,7 +507,7 @@ static void *worker_main(void *arg) {
         uint64_t work = w->stats.commands + w->stats.forwarded_in - work0;
         w->iter_cmds_avg = (w->iter_cmds_avg * 7 + work) / 8;
         iteration_account(w, clock_ticks() - woke);
-        submit_and_wait(w, saving || (got && !xshard_inbox_empty(w)));
+        submit_and_wait(w, saving || w->cqes_left || (got && !xshard_inbox_empty(w)));
     }
     return NULL;
 }

@@ -482,6 +482,18 @@ static void test_first_waiter_wrongtype(void **state) {
 #undef WT_SET_SIZE
 #undef WT_BUSY
 
+/* The same with every loop iteration cut after one completion
+ * (io-iteration-budget-us 0): the rest wait in the ring for the next
+ * iteration. The quiet-buffer trim once took their receive buffers away
+ * with them (a BRPOPLPUSH then parsed as garbage and never ran). */
+static void test_first_waiter_wrongtype_sliced(void **state) {
+    struct fixture *f = FIX(state);
+    if (h_redis_mode()) skip();
+    OK(f->c, "CONFIG SET io-iteration-budget-us 0");
+    test_first_waiter_wrongtype(state);
+    OK(f->c, "CONFIG SET io-iteration-budget-us 500");
+}
+
 static void test_errors(void **state) {
     redisContext *c = FIX(state)->c;
     ERR(c, "ERR timeout is negative", "BLPOP bk:x -1");
@@ -508,6 +520,7 @@ int main(void) {
         cmocka_unit_test_setup(test_woken_by_other_type, h_flushall),
         cmocka_unit_test_setup(test_client_unblock, h_flushall),
         cmocka_unit_test_setup(test_first_waiter_wrongtype, h_flushall),
+        cmocka_unit_test_setup(test_first_waiter_wrongtype_sliced, h_flushall),
         cmocka_unit_test_setup(test_errors, h_flushall),
     };
     int rc = cmocka_run_group_tests_name("blocking", tests, h_group_setup, h_group_teardown);
