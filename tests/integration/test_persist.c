@@ -703,8 +703,11 @@ static void kill_and_check(const char *fsync, unsigned seed) {
             bool there = r->type == REDIS_REPLY_STRING;
             if (there) assert_int_equal(atoi(r->str), n);
             freeReplyObject(r);
-            if (strict && n < acked[i] && !there) h_fail("acknowledged write c%d:%d lost", i, n);
-            if (there && gone) h_fail("c%d:%d is there after a write of the same connection that is not", i, n);
+            if (strict && n < acked[i] && !there)
+                h_fail("acknowledged write c%d:%d lost (seed %u, %d rounds, kill after %d replies)", i, n, seed, rounds,
+                       kill_after);
+            if (there && gone)
+                h_fail("c%d:%d is there after a write of the same connection that is not (seed %u)", i, n, seed);
             gone |= !there;
             if (n % 4 == 3) {
                 r = cmd(c, "EXISTS pair%d:%d", i, n);
