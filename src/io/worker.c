@@ -354,22 +354,6 @@ static void replay_busy_cqes(struct worker *w) {
     w->nbusy_cqes = 0;
 }
 
-/*
- * A loop iteration stops taking completions once it has run
- * io-iteration-budget-us (at least one is taken): the rest stay in the ring
- * for the next iteration, which follows at once. So a burst of work (many
- * clients' pipelines at a time, or their inserts during a table's
- * migration, several times dearer than usual) is served in slices, and the
- * replies, cross-shard handoffs and cron of one slice go out before the
- * next begins instead of waiting for the whole burst. Nothing may assume
- * the ring empty after a drain: w->cqes_left says when it is not (the
- * receive buffers' trim, ring.c, waits for that).
- */
-/* Take the completions in the ring, until it is empty or the clock passes
- * `until` (clock ticks). One at a time through w->cq_head, and each copied
- * before it is handled: a script that turns busy inside a handler takes
- * more from the same ring (worker_serve_while_busy), and the loop goes on
- * after those. */
 /* With many connections each completion's client is a cache miss: start
  * loading the client of a completion a few places ahead. */
 #define CQE_PREFETCH_AHEAD 4
@@ -382,6 +366,23 @@ static void prefetch_cqe_client(const struct worker *w, const struct io_uring_cq
     if (c) __builtin_prefetch(c);
 }
 
+/*
+ * Take the completions in the ring, until it is empty or the clock passes
+ * `until` (clock ticks). One at a time through w->cq_head, and each copied
+ * before it is handled: a script that turns busy inside a handler takes
+ * more from the same ring (worker_serve_while_busy), and the loop goes on
+ * after those.
+ *
+ * The loop gives each iteration io-iteration-budget-us (at least one
+ * completion is taken): the rest stay in the ring for the next iteration,
+ * which follows at once. So a burst of work (many clients' pipelines at a
+ * time, or their inserts during a table's migration, several times dearer
+ * than usual) is served in slices, and the replies, cross-shard handoffs
+ * and cron of one slice go out before the next begins instead of waiting
+ * for the whole burst. Nothing may assume the ring empty after a drain:
+ * w->cqes_left says when it is not (the receive buffers' trim, ring.c,
+ * waits for that).
+ */
 static unsigned drain_cqes(struct worker *w, uint64_t until) {
     struct io_uring_cq *cq = &w->ring.cq;
     unsigned n = 0, tail = 0;
