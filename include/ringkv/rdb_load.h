@@ -27,4 +27,11 @@ int rdb_load_file(struct shard **shards, unsigned n, const char *path, bool merg
 int rdb_load_image(struct shard **shards, unsigned n, const char *p, size_t len, bool merge,
                    const struct rdb_function_sink *functions, long long now_ms, size_t *keys, struct rbuf *err);
 
+/* Called before each key or AOF command loaded at start: sleeps
+ * key-load-delay, as Redis does for both, and every so often (or at each
+ * call under a delay) looks for a shutdown signal (rk_persist.load_stop).
+ * false with the reason in err once one is waiting: the load stops.
+ * done: how many were loaded before this one. */
+bool load_pace(size_t done, struct rbuf *err);
+
 #endif

@@ -58,4 +58,10 @@ void resp_parser_trim(struct resp_parser *p, size_t keep_bytes);
  * and only as long as buf is. */
 enum resp_status resp_parse(struct resp_parser *p, const char *buf, size_t len, size_t *consumed);
 
+/* The first argument after the command's name of the multibulk request
+ * that buf starts with, if that much of it is in buf: a guess at its key,
+ * for prefetching before the request is parsed. Checks buf's bounds, not
+ * the request (resp_parse does that when it runs). */
+bool resp_peek_arg1(const char *buf, size_t len, struct slice *arg);
+
 #endif

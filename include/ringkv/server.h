@@ -253,6 +253,11 @@ struct worker_stats {
     uint64_t iterations_over[ITERATION_SLOW_STEPS];   /* longer than iteration_slow_us[i] */
 };
 
+/* A receive ahead in the completion ring, at ring position pos, whose
+ * request's key lookup is being prefetched (client_key_hint, drain_cqes). */
+struct key_hint { unsigned pos; const struct kv_table *table; uint64_t hash; };
+#define CQE_HINTS 16   /* a power of two above KEY_PREFETCH_GROUP_AHEAD */
+
 struct worker {
     unsigned id;
     int cpu;
@@ -306,6 +311,7 @@ struct worker {
     unsigned last_cqes;                        /* completions reaped by the last iteration */
     bool cqes_left;                            /* the last iteration's budget ran out before the ring was empty */
     unsigned cq_head;                          /* next completion to take (worker.c) */
+    struct key_hint cqe_hints[CQE_HINTS];      /* receives ahead in the ring: their keys, by position (worker.c) */
     bool serving_busy;                         /* serving clients from inside a busy script (worker_serve_while_busy) */
     struct client *busy_caller;                /* ...whose caller that is (NULL: none) */
     struct io_uring_cqe *busy_cqes;            /* the caller's completions taken meanwhile, replayed after */
@@ -377,6 +383,12 @@ void server_wait(void);
 struct client *client_new(struct worker *w, int fd);
 void client_close(struct client *c);
 void client_on_recv(struct client *c, const char *data, size_t len);
+/* The lookup that the request starting data (received, not handled yet)
+ * will make, when it is a key of this shard's: h's table and hash are set
+ * for prefetching it (table.h's three steps) while the completions before
+ * it are handled. A guess from the request's first argument, never acted
+ * on otherwise. */
+bool client_key_hint(const struct client *c, const char *data, size_t len, struct key_hint *h);
 void client_process_input(struct client *c);
 void client_resume(struct client *c);
 void clients_resume_scheduled(struct worker *w);

@@ -638,6 +638,18 @@ void client_on_recv(struct client *c, const char *data, size_t len) {
     if (RK_UNLIKELY(w->cev_limit)) client_mem_update(c);   /* the input kept, however far it was run */
 }
 
+bool client_key_hint(const struct client *c, const char *data, size_t len, struct key_hint *h) {
+    /* only where client_on_recv parses the bytes as they came: otherwise
+     * they continue a frame, or wait behind others */
+    if (c->in.len != 0 || c->wait != WAIT_NONE || (c->flags & CF_CLOSING)) return false;
+    struct slice key;
+    if (!resp_peek_arg1(data, len, &key)) return false;
+    if (srv.nworkers > 1 && shard_of_key(key.ptr, key.len) != c->w->id) return false;
+    h->table = &c->w->shard.dbs[c->db].table;
+    h->hash = table_hash(key.ptr, key.len);
+    return true;
+}
+
 /* The reason a client waited is gone: run what it has buffered. */
 void client_resume(struct client *c) {
     if (c->flags & CF_CLOSING) return;

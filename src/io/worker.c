@@ -312,6 +312,13 @@ static void submit_and_wait(struct worker *w, bool busy) {
         if (!xshard_inbox_empty(w) || (RK_UNLIKELY(w->aof_gated != NULL) && aof_waiting_passed(w->id))) busy = true;
     }
     w->stats.submits++;
+    if (w->cqes_left) {
+        /* no new completions while the last are not all taken: each may be
+         * a receive holding a buffer, and taking more (the receives that
+         * ran meanwhile) could run the buffer ring dry */
+        io_uring_submit(&w->ring);
+        return;
+    }
     if (busy) {
         io_uring_submit_and_get_events(&w->ring);
         return;
@@ -354,16 +361,73 @@ static void replay_busy_cqes(struct worker *w) {
     w->nbusy_cqes = 0;
 }
 
-/* With many connections each completion's client is a cache miss: start
- * loading the client of a completion a few places ahead. */
-#define CQE_PREFETCH_AHEAD 4
+/*
+ * Looking ahead in the completion ring. With many connections each
+ * completion's client is a cache miss, and with one request per client
+ * (-P 1) so is each request's key: the batch prefetch of parse_loop has
+ * a single lookup to overlap, whose three misses (control bytes, slot,
+ * entry) then come one after the other. So while completion i is
+ * handled, the client of completion i + 16 is loading, and the lookups of
+ * the requests received in completions i + 12, i + 8 and i + 4 take their
+ * next step (table.h's distances), as the requests of one pipeline do.
+ */
+#define CQE_CLIENT_AHEAD 16
 
-static void prefetch_cqe_client(const struct worker *w, const struct io_uring_cqe *cqe) {
+static void prefetch_cqe_client(const struct worker *w, unsigned pos) {
+    const struct io_uring_cqe *cqe = &w->ring.cq.cqes[pos & w->ring.cq.ring_mask];
     uint64_t ud = io_uring_cqe_get_data64(cqe);
     unsigned type = UD_TYPE(ud);
     if ((type != UD_RECV && type != UD_SEND) || UD_IDX(ud) >= w->nclients_cap) return;
+    const char *c = (const char *)w->clients[UD_IDX(ud)];
+    if (!c) return;
+    __builtin_prefetch(c);
+    __builtin_prefetch(c + 64);   /* its input buffer, what a receive looks at first */
+}
+
+/* The first step for the completion at pos: its request's key, if any. */
+static void hint_cqe_key(struct worker *w, unsigned pos) {
+    const struct io_uring_cqe *cqe = &w->ring.cq.cqes[pos & w->ring.cq.ring_mask];
+    struct key_hint *h = &w->cqe_hints[pos % CQE_HINTS];
+    h->pos = pos;
+    h->table = NULL;
+    uint64_t ud = io_uring_cqe_get_data64(cqe);
+    if (UD_TYPE(ud) != UD_RECV || cqe->res <= 0 || !(cqe->flags & IORING_CQE_F_BUFFER) ||
+        UD_IDX(ud) >= w->nclients_cap)
+        return;
     const struct client *c = w->clients[UD_IDX(ud)];
-    if (c) __builtin_prefetch(c);
+    if (!c || c->gen != UD_GEN(ud)) return;
+    const char *data = w->bufs + (size_t)(cqe->flags >> IORING_CQE_BUFFER_SHIFT) * w->buf_size;
+    if (client_key_hint(c, data, (size_t)cqe->res, h)) table_prefetch(h->table, h->hash);
+    else h->table = NULL;
+}
+
+static inline const struct key_hint *cqe_hint(const struct worker *w, unsigned pos) {
+    const struct key_hint *h = &w->cqe_hints[pos % CQE_HINTS];
+    return h->pos == pos && h->table ? h : NULL;
+}
+
+/* The steps due while the completion at head is handled, with `avail`
+ * completions known to be in the ring from head on. */
+static void look_ahead(struct worker *w, unsigned head, unsigned avail) {
+    const struct key_hint *h;
+    if (avail > CQE_CLIENT_AHEAD) prefetch_cqe_client(w, head + CQE_CLIENT_AHEAD);
+    if (avail > KEY_PREFETCH_GROUP_AHEAD) hint_cqe_key(w, head + KEY_PREFETCH_GROUP_AHEAD);
+    if (avail > KEY_PREFETCH_SLOT_AHEAD && (h = cqe_hint(w, head + KEY_PREFETCH_SLOT_AHEAD)))
+        table_prefetch_slot(h->table, h->hash);
+    if (avail > KEY_PREFETCH_ENTRY_AHEAD && (h = cqe_hint(w, head + KEY_PREFETCH_ENTRY_AHEAD)))
+        table_prefetch_entry(h->table, h->hash);
+}
+
+/* A drain's first completions were never that far ahead: their steps,
+ * issued at once in order (as key_prefetch_begin does for a pipeline). */
+static void look_ahead_begin(struct worker *w, unsigned head, unsigned n) {
+    for (unsigned i = 0; i < n && i < CQE_CLIENT_AHEAD; i++) prefetch_cqe_client(w, head + i);
+    for (unsigned i = 0; i < n && i < KEY_PREFETCH_GROUP_AHEAD; i++) hint_cqe_key(w, head + i);
+    const struct key_hint *h;
+    for (unsigned i = 0; i < n && i < KEY_PREFETCH_SLOT_AHEAD; i++)
+        if ((h = cqe_hint(w, head + i))) table_prefetch_slot(h->table, h->hash);
+    for (unsigned i = 0; i < n && i < KEY_PREFETCH_ENTRY_AHEAD; i++)
+        if ((h = cqe_hint(w, head + i))) table_prefetch_entry(h->table, h->hash);
 }
 
 /*
@@ -392,8 +456,12 @@ static unsigned drain_cqes(struct worker *w, uint64_t until) {
         unsigned head = w->cq_head;
         /* the tail is read again once reached, or passed: a busy script's
          * nested drain may have taken completions past it */
-        if ((int)(tail - head) <= 0 && head == (tail = io_uring_smp_load_acquire(cq->ktail))) break;
-        if (tail - head > CQE_PREFETCH_AHEAD) prefetch_cqe_client(w, &cq->cqes[(head + CQE_PREFETCH_AHEAD) & cq->ring_mask]);
+        if ((int)(tail - head) <= 0) {
+            tail = io_uring_smp_load_acquire(cq->ktail);
+            if (head == tail) break;
+            look_ahead_begin(w, head, tail - head);
+        }
+        look_ahead(w, head, tail - head);
         struct io_uring_cqe cqe = cq->cqes[head & cq->ring_mask];
         w->cq_head = head + 1;
         n++;

@@ -98,7 +98,9 @@ static int load_commands(const char *path, const char *data, size_t len, bool la
     bool in_multi = false;
     enum parse_result res;
     int argc, rc = 0;
+    size_t done = 0;
     while ((res = parse_command(&ps, &argc)) == PARSED) {
+        if (!load_pace(done++, err)) { rc = -1; break; }
         size_t at = (size_t)(ps.p - data);
         if (argc == 1 && slice_eq_nocase(ps.argv[0], "multi")) {
             if (in_multi) { res = BAD; break; }

@@ -41,19 +41,24 @@ static void key_load_delay(void) {
     if (us) usleep((useconds_t)us);
 }
 
-#define LOAD_STOP_EVERY 1024   /* keys between two looks for a shutdown signal */
+#define LOAD_STOP_EVERY 1024   /* keys or commands between two looks for a shutdown signal */
 
-static bool load_key(void *ud, unsigned dbi, struct slice key, struct rdb_value *v, long long expire_at_ms,
-                     struct rbuf *err) {
-    struct load_sink *ls = ud;
+bool load_pace(size_t done, struct rbuf *err) {
     if (RK_UNLIKELY(rk_persist.load_stop != NULL) &&
-        (ls->keys % LOAD_STOP_EVERY == 0 || CONFIG_GET(key_load_delay) != 0) && rk_persist.load_stop()) {
+        (done % LOAD_STOP_EVERY == 0 || CONFIG_GET(key_load_delay) != 0) && rk_persist.load_stop()) {
         static const char msg[] = "loading stopped by a shutdown signal";
         err->len = 0;
         rbuf_append(err, msg, sizeof msg - 1);
         return false;
     }
     key_load_delay();
+    return true;
+}
+
+static bool load_key(void *ud, unsigned dbi, struct slice key, struct rdb_value *v, long long expire_at_ms,
+                     struct rbuf *err) {
+    struct load_sink *ls = ud;
+    if (!load_pace(ls->keys, err)) return false;
     struct shard *s = ls->shards[shard_of_key(key.ptr, key.len)];
     struct entry_arena *saved = rk_arena;
     rk_arena = &s->arena;

@@ -956,13 +956,15 @@ static void test_batch_wait_follows_connections(void **state)
  * once waited for as many completions as it had just submitted (sends and
  * receive re-arms) on top of its batch; with thousands of clients that ran
  * the ring dry, every -ENOBUFS re-armed a receive for the next wait to wait
- * for, and the server spun on them. */
-static void test_many_connections_keep_buffers(void **state)
+ * for, and the server spun on them. budget: io-iteration-budget-us for the
+ * rounds (NULL: as configured). */
+static void keep_buffers(void **state, const char *budget)
 {
     SKIP_ON_REDIS();   /* ringkv's own figure */
     enum { CONNS = 2000, ROUNDS = 30 };
     if (h_raise_nofile(CONNS + 64) < CONNS + 64) skip();
     redisContext *c = FIX(state)->c;
+    if (budget) OK(c, "CONFIG SET io-iteration-budget-us %s", budget);
     struct raw **conns = calloc(CONNS, sizeof *conns);
     for (int i = 0; i < CONNS; i++) conns[i] = raw_connect(&FIX(state)->srv);
     long long before = thread_figure(c, "buffer_ring_exhausted", false);
@@ -973,8 +975,17 @@ static void test_many_connections_keep_buffers(void **state)
     long long ran_dry = thread_figure(c, "buffer_ring_exhausted", false) - before;
     for (int i = 0; i < CONNS; i++) raw_close(conns[i]);
     free(conns);
+    if (budget) OK(c, "CONFIG SET io-iteration-budget-us 500");
     if (ran_dry != 0) h_fail("%lld receives found no buffer (%d connections, one PING each at a time)", ran_dry, CONNS);
 }
+
+static void test_many_connections_keep_buffers(void **state) { keep_buffers(state, NULL); }
+
+/* The same with one completion per iteration: the completions left in the
+ * ring hold their buffers, and an iteration that took more receives before
+ * handling them ran the ring dry (so did a worker preempted for longer than
+ * its budget). */
+static void test_many_connections_keep_buffers_sliced(void **state) { keep_buffers(state, "0"); }
 
 static void test_dbsize_flush(void **state)
 {
@@ -1216,6 +1227,7 @@ int main(void)
         cmocka_unit_test_setup(test_idle_output_buffer, h_flushall),
         cmocka_unit_test_setup(test_batch_wait_follows_connections, h_flushall),
         cmocka_unit_test_setup(test_many_connections_keep_buffers, h_flushall),
+        cmocka_unit_test_setup(test_many_connections_keep_buffers_sliced, h_flushall),
         cmocka_unit_test_setup(test_client_kill, h_flushall),
         cmocka_unit_test_setup(test_client_reply, h_flushall),
         cmocka_unit_test_setup(test_client_setinfo, h_flushall),

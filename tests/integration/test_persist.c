@@ -11,6 +11,7 @@
  */
 #include "harness.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -773,6 +774,90 @@ static void test_aof_truncated(void **state) {
     assert_int_equal(server_stop(&a), 0);
 }
 
+/* The server's log, whole (NULL if there is none). */
+static char *log_text(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    struct rbuf b = { 0 };
+    char chunk[4096];
+    for (size_t n; (n = fread(chunk, 1, sizeof chunk, f)) > 0;) rbuf_append(&b, chunk, n);
+    fclose(f);
+    return b.buf;
+}
+
+/* PING answers -LOADING: the server is up and its load is not over. */
+static bool answers_loading(int port) {
+    redisContext *p = redisConnect("127.0.0.1", port);
+    bool loading = false;
+    if (p && !p->err) {
+        redisReply *r = redisCommand(p, "PING");
+        loading = r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "LOADING", 7) == 0;
+        freeReplyObject(r);
+    }
+    redisFree(p);
+    return loading;
+}
+
+/* A shutdown signal while the AOF loads at start ends the load and the
+ * server, cleanly and without saving, as Redis does (and ringkv for an
+ * RDB file). Every command read from the AOF waits key-load-delay, as in
+ * Redis, so this load would last far longer than the bounded wait for the
+ * exit; the log tells whether it was cut short: "Ready to accept
+ * connections" comes only once a load is over. */
+static void test_aof_load_stopped_by_sigterm(void **state) {
+    (void)state;
+    if (h_redis_mode()) skip();
+    enum { KEYS = 4000, POLLS = 3000, POLL_MS = 10 };
+    dir_clear();
+    struct server a;
+    start_aof(&a, "everysec");
+    redisContext *c = h_connect(&a);
+    for (int i = 0; i < KEYS; i++) redisAppendCommand(c, "SET k:%d v", i);
+    for (int i = 0; i < KEYS; i++) {
+        redisReply *r = NULL;
+        assert_int_equal(redisGetReply(c, (void **)&r), REDIS_OK);
+        freeReplyObject(r);
+    }
+    redisFree(c);
+    assert_int_equal(server_stop(&a), 0);
+
+    char log[160], port[16];
+    snprintf(log, sizeof log, "%s/start.log", g_dir);
+    int port_nr = h_free_port();
+    snprintf(port, sizeof port, "%d", port_nr);
+    const char *ringkv = getenv("RINGKV_BIN") ? getenv("RINGKV_BIN") : "./ringkv";
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (!freopen(log, "w", stdout) || dup2(STDOUT_FILENO, STDERR_FILENO) < 0) _exit(126);
+        execl(ringkv, ringkv, "--port", port, "--bind", "127.0.0.1", "--dir", g_dir, "--save", "",
+              "--appendonly", "yes", "--key-load-delay", "10000", (char *)NULL);
+        _exit(127);
+    }
+    bool loading = false;
+    for (int i = 0; i < POLLS && !loading; i++) {
+        loading = answers_loading(port_nr);
+        if (!loading) h_sleep_ms(POLL_MS);
+    }
+    kill(pid, SIGTERM);
+    int st = 0;
+    bool exited = false;
+    for (int i = 0; i < POLLS && !exited; i++) {
+        exited = waitpid(pid, &st, WNOHANG) == pid;
+        if (!exited) h_sleep_ms(POLL_MS);
+    }
+    if (!exited) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    char *text = log_text(log);
+    if (!loading || !exited || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || !text ||
+        !strstr(text, "Received SIGTERM scheduling shutdown...") || strstr(text, "Ready to accept connections"))
+        h_fail("loading %d, exited %d, status %d; log:\n%s", loading, exited, st, text ? text : "(none)");
+    free(text);
+    unlink(log);
+}
+
 int main(void) {
     snprintf(g_dir, sizeof g_dir, "/tmp/ringkv-persist-%d", (int)getpid());
     mkdir(g_dir, 0755);
@@ -793,6 +878,7 @@ int main(void) {
         cmocka_unit_test(test_aof_kill9_everysec),
         cmocka_unit_test(test_aof_commands_base),
         cmocka_unit_test(test_aof_truncated),
+        cmocka_unit_test(test_aof_load_stopped_by_sigterm),
     };
     int rc = cmocka_run_group_tests_name("persist", tests, NULL, NULL);
     dir_clear();

@@ -499,6 +499,48 @@ static void test_error_prefixes(void **state) {
     resp_parser_free(&p);
 }
 
+/* resp_peek_arg1: the key guessed from a request's first bytes agrees with
+ * what resp_parse finds, at every split point of the frame; it never reads
+ * past the bytes given (exact-size copies for ASan) and says no where a
+ * guess would be wrong. */
+static void test_peek_arg1(void **state) {
+    (void)state;
+    static const char *const frames[] = {
+        "*2\r\n$3\r\nGET\r\n$7\r\nkey:123\r\n",
+        "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\nval\r\n",
+        "*2\r\n$3\r\nGET\r\n$0\r\n\r\n",
+    };
+    struct resp_parser p;
+    resp_parser_init(&p, MAX_BULK);
+    for (size_t f = 0; f < sizeof frames / sizeof frames[0]; f++) {
+        size_t len = strlen(frames[f]), used = 0;
+        assert_int_equal(resp_parse(&p, frames[f], len, &used), RESP_OK);
+        for (size_t cut = 0; cut <= len; cut++) {
+            char *copy = malloc(cut ? cut : 1);
+            memcpy(copy, frames[f], cut);
+            struct slice key = { NULL, 0 };
+            bool got = resp_peek_arg1(copy, cut, &key);
+            /* a guess only once the whole key is in */
+            size_t key_end = (size_t)(p.argv[1].ptr - frames[f]) + p.argv[1].len;
+            assert_int_equal(got, cut >= key_end);
+            if (got) {
+                assert_int_equal(key.len, p.argv[1].len);
+                assert_ptr_equal(key.ptr, copy + (p.argv[1].ptr - frames[f]));
+            }
+            free(copy);
+        }
+    }
+    static const char *const no_key[] = {
+        "*1\r\n$4\r\nPING\r\n", "PING\r\n", "GET key\r\n", "*2\r\n+3\r\nGET\r\n$1\r\nk\r\n",
+        "*2\r\n$-1\r\n$1\r\nk\r\n", "*2\r\n$3\r\nGET\r\n$99999999999999999\r\nk\r\n", "*x\r\n", "",
+    };
+    for (size_t i = 0; i < sizeof no_key / sizeof no_key[0]; i++) {
+        struct slice key;
+        assert_false(resp_peek_arg1(no_key[i], strlen(no_key[i]), &key));
+    }
+    resp_parser_free(&p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_multibulk_frames),
@@ -516,6 +558,7 @@ int main(void) {
         cmocka_unit_test(test_errors_unbalanced),
         cmocka_unit_test(test_unauthenticated),
         cmocka_unit_test(test_error_prefixes),
+        cmocka_unit_test(test_peek_arg1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
