@@ -782,6 +782,7 @@ static char *log_text(const char *path) {
     char chunk[4096];
     for (size_t n; (n = fread(chunk, 1, sizeof chunk, f)) > 0;) rbuf_append(&b, chunk, n);
     fclose(f);
+    rbuf_append(&b, "", 1);   /* a string */
     return b.buf;
 }
 
