@@ -404,7 +404,6 @@ static void hint_cqe_key(struct worker *w, unsigned pos) {
     if (!c || c->gen != UD_GEN(ud)) return;
     const char *data = w->bufs + (size_t)(cqe->flags >> IORING_CQE_BUFFER_SHIFT) * w->buf_size;
     if (client_key_hint(c, data, (size_t)cqe->res, h)) table_prefetch(h->table, h->hash);
-    else h->table = NULL;
 }
 
 static inline const struct key_hint *cqe_hint(const struct worker *w, unsigned pos) {
