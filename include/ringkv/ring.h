@@ -73,16 +73,11 @@ void ring_doorbell_now(struct worker *w, struct worker *target);
  */
 #define BATCH_WAIT_MAX_US 1000
 unsigned ring_batch_wait_us(long long span_us, uint32_t clients, uint32_t recvs);
-/* How many completions such a wait gathers before it returns early: half
- * the clients heard from, since a wait for more completions than clients
- * can send lasts its whole time, within [BATCH_WAIT_NR_MIN,
- * BATCH_WAIT_NR_MAX]. With hundreds of pooled connections the wait's time,
- * not this count, should end it: an early return every few dozen requests
- * costs a wake-up (context switch, enter, loop) per few dozen. The cap
- * bounds what one wake-up brings when every completion is a deep pipeline. */
-#define BATCH_WAIT_NR 32        /* the least a wait gathers, the sends it submits aside */
+/* How many completions such a wait gathers before it returns early: up to
+ * BATCH_WAIT_NR, but no more than half the clients heard from, since a
+ * wait for more completions than clients can send lasts its whole time. */
+#define BATCH_WAIT_NR 32
 #define BATCH_WAIT_NR_MIN 4
-#define BATCH_WAIT_NR_MAX 128
 unsigned ring_batch_wait_nr(uint32_t clients);
 
 /* Submit and wait for wait_nr completions besides those of the SQEs

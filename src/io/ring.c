@@ -233,7 +233,7 @@ unsigned ring_batch_wait_us(long long span_us, uint32_t clients, uint32_t recvs)
 
 unsigned ring_batch_wait_nr(uint32_t clients) {
     unsigned nr = clients / 2;
-    return nr < BATCH_WAIT_NR_MIN ? BATCH_WAIT_NR_MIN : nr > BATCH_WAIT_NR_MAX ? BATCH_WAIT_NR_MAX : nr;
+    return nr < BATCH_WAIT_NR_MIN ? BATCH_WAIT_NR_MIN : nr > BATCH_WAIT_NR ? BATCH_WAIT_NR : nr;
 }
 
 void ring_enter_min_wait(struct worker *w, struct __kernel_timespec *ts, unsigned min_wait_us, unsigned wait_nr) {

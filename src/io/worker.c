@@ -348,16 +348,10 @@ static void submit_and_wait(struct worker *w, bool busy) {
      * waking us alone. A busy worker, whose peers keep it fed, wakes at once. */
     bool peers_active = w->now_ms - w->last_peer_ms < 100;
     bool light = w->iter_cmds_avg < LIGHT_ITER_CMDS;
-    if (w->min_wait_ok && min_wait > 0 && loaded && (!peers_active || light)) {
-        /* Talking to peers, each wait also holds back the doorbells of the
-         * forwarded commands and replies its clients wait for: gather no
-         * more than BATCH_WAIT_NR, or their round trips grow by whole waits */
-        unsigned nr = w->batch_wait_nr;
-        if (peers_active && nr > BATCH_WAIT_NR) nr = BATCH_WAIT_NR;
-        ring_enter_min_wait(w, &ts, (unsigned)min_wait, nr);
-    } else {
+    if (w->min_wait_ok && min_wait > 0 && loaded && (!peers_active || light))
+        ring_enter_min_wait(w, &ts, (unsigned)min_wait, w->batch_wait_nr);
+    else
         io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
-    }
     atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
 }
 
