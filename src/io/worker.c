@@ -312,6 +312,13 @@ static void submit_and_wait(struct worker *w, bool busy) {
         if (!xshard_inbox_empty(w) || (RK_UNLIKELY(w->aof_gated != NULL) && aof_waiting_passed(w->id))) busy = true;
     }
     w->stats.submits++;
+    if (w->cqes_left) {
+        /* no new completions while the last are not all taken: each may be
+         * a receive holding a buffer, and taking more (the receives that
+         * ran meanwhile) could run the buffer ring dry */
+        io_uring_submit(&w->ring);
+        return;
+    }
     if (busy) {
         io_uring_submit_and_get_events(&w->ring);
         return;
