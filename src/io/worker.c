@@ -400,21 +400,25 @@ static void hint_cqe_key(struct worker *w, unsigned pos) {
     if (client_key_hint(c, data, (size_t)cqe->res, h)) table_prefetch(h->table, h->hash);
 }
 
-static inline const struct key_hint *cqe_hint(const struct worker *w, unsigned pos) {
+/* The second and third steps for the completion at pos, if its first
+ * found a key. */
+static void hint_cqe_slot(const struct worker *w, unsigned pos) {
     const struct key_hint *h = &w->cqe_hints[pos % CQE_HINTS];
-    return h->pos == pos && h->table ? h : NULL;
+    if (h->pos == pos && h->table) table_prefetch_slot(h->table, h->hash);
+}
+
+static void hint_cqe_entry(const struct worker *w, unsigned pos) {
+    const struct key_hint *h = &w->cqe_hints[pos % CQE_HINTS];
+    if (h->pos == pos && h->table) table_prefetch_entry(h->table, h->hash);
 }
 
 /* The steps due while the completion at head is handled, with `avail`
  * completions known to be in the ring from head on. */
 static void look_ahead(struct worker *w, unsigned head, unsigned avail) {
-    const struct key_hint *h;
     if (avail > CQE_CLIENT_AHEAD) prefetch_cqe_client(w, head + CQE_CLIENT_AHEAD);
     if (avail > KEY_PREFETCH_GROUP_AHEAD) hint_cqe_key(w, head + KEY_PREFETCH_GROUP_AHEAD);
-    if (avail > KEY_PREFETCH_SLOT_AHEAD && (h = cqe_hint(w, head + KEY_PREFETCH_SLOT_AHEAD)))
-        table_prefetch_slot(h->table, h->hash);
-    if (avail > KEY_PREFETCH_ENTRY_AHEAD && (h = cqe_hint(w, head + KEY_PREFETCH_ENTRY_AHEAD)))
-        table_prefetch_entry(h->table, h->hash);
+    if (avail > KEY_PREFETCH_SLOT_AHEAD) hint_cqe_slot(w, head + KEY_PREFETCH_SLOT_AHEAD);
+    if (avail > KEY_PREFETCH_ENTRY_AHEAD) hint_cqe_entry(w, head + KEY_PREFETCH_ENTRY_AHEAD);
 }
 
 /* A drain's first completions were never that far ahead: their steps,
@@ -422,11 +426,8 @@ static void look_ahead(struct worker *w, unsigned head, unsigned avail) {
 static void look_ahead_begin(struct worker *w, unsigned head, unsigned n) {
     for (unsigned i = 0; i < n && i < CQE_CLIENT_AHEAD; i++) prefetch_cqe_client(w, head + i);
     for (unsigned i = 0; i < n && i < KEY_PREFETCH_GROUP_AHEAD; i++) hint_cqe_key(w, head + i);
-    const struct key_hint *h;
-    for (unsigned i = 0; i < n && i < KEY_PREFETCH_SLOT_AHEAD; i++)
-        if ((h = cqe_hint(w, head + i))) table_prefetch_slot(h->table, h->hash);
-    for (unsigned i = 0; i < n && i < KEY_PREFETCH_ENTRY_AHEAD; i++)
-        if ((h = cqe_hint(w, head + i))) table_prefetch_entry(h->table, h->hash);
+    for (unsigned i = 0; i < n && i < KEY_PREFETCH_SLOT_AHEAD; i++) hint_cqe_slot(w, head + i);
+    for (unsigned i = 0; i < n && i < KEY_PREFETCH_ENTRY_AHEAD; i++) hint_cqe_entry(w, head + i);
 }
 
 /*
