@@ -581,12 +581,16 @@ static void test_one_shard(void **state)
     assert_int_equal(write_keys(c, "{t}:%d", P1_KEYS, TTL_NONE, 0, st), 0);
     long long used = poll_used_le(c, maxmem + SLACK);
     if (used > maxmem + SLACK) fail_msg("used_memory %lld > maxmemory %lld + %lld", used, maxmem, SLACK);
+    /* used may still sit above maxmemory (within SLACK), so an eviction
+     * turn can run between the reads: bracket the key count */
     long long ev = evicted_keys(c) - ev0;
     int present = exist_keys(c, "{t}:%d", P1_KEYS, ex);
-    print_message("[  INFO    ] one shard: %d of %d keys left, evicted_keys +%lld, used %lld of %lld\n",
-                  present, P1_KEYS, ev, used, maxmem);
+    long long ev_after = evicted_keys(c) - ev0;
+    print_message("[  INFO    ] one shard: %d of %d keys left, evicted_keys +%lld..+%lld, used %lld of %lld\n",
+                  present, P1_KEYS, ev, ev_after, used, maxmem);
     assert_true(ev > 0);
-    assert_int_equal(ev, P1_KEYS - present);
+    if (P1_KEYS - present < ev || P1_KEYS - present > ev_after)
+        fail_msg("%d keys missing, evicted_keys went up by %lld then %lld", P1_KEYS - present, ev, ev_after);
     if (present < (int)(ROOM / VAL_LEN / 4)) fail_msg("only %d keys left", present);
     /* the limit still holds while the writes go on */
     write_keys(c, "{t}:more:%d", P1_KEYS / 2, TTL_NONE, 0, NULL);
