@@ -267,7 +267,8 @@ struct worker {
     int ring_fd;
     unsigned nfixed_files;          /* slots of the ring's registered-file table (0: none) */
     struct listen_set listeners;    /* bind x port (listen.h), as of listen_gen */
-    unsigned listen_gen;            /* rk_config_listen_gen the listeners were opened for */
+    unsigned listen_gen;            /* rk_config_listen_gen the listeners were opened for (others read it) */
+    bool listen_settling;           /* moved listeners: replies wait until no worker is behind (relisten) */
     int unix_fd;                    /* unixsocket, on worker 0; -1 */
     struct io_uring_buf_ring *br;
     char *bufs;

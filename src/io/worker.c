@@ -77,17 +77,29 @@ static void arm_tcp_listeners(struct worker *w) {
 
 /* port or bind changed (CONFIG SET checked that the new addresses can be
  * bound): this worker's listeners move, closing ends their armed accepts,
- * and the others are woken to move too, so that none keeps accepting on
- * the old addresses after CONFIG SET's reply. */
+ * and the others are woken to move too. Until none is behind, this
+ * worker's replies wait (listeners_settled): CONFIG SET's OK must not
+ * leave while another worker still accepts on the old addresses, or a
+ * client that connects on the strength of it can land there (through
+ * SO_REUSEPORT) and be reset instead of refused. Every mover rings the
+ * others, so the wait ends by a wake-up. */
 static void relisten(struct worker *w, unsigned gen) {
     listen_close(&w->listeners);
-    w->listen_gen = gen;
+    __atomic_store_n(&w->listen_gen, gen, __ATOMIC_RELEASE);
     if (listen_open(&w->listeners, __atomic_load_n(&rk_config.bind, __ATOMIC_ACQUIRE), CONFIG_GET(port),
                     LISTEN_SHARED) != 0)
         rk_log(LL_WARNING, "Worker %u no longer listens on TCP", w->id);
     arm_tcp_listeners(w);
+    w->listen_settling = true;
     for (unsigned i = 0; i < srv.nworkers; i++)
         if (i != w->id) ring_doorbell_now(w, &srv.workers[i]);
+}
+
+static bool listeners_settled(struct worker *w) {
+    for (unsigned i = 0; i < srv.nworkers; i++)
+        if ((int)(__atomic_load_n(&srv.workers[i].listen_gen, __ATOMIC_ACQUIRE) - w->listen_gen) < 0) return false;
+    w->listen_settling = false;
+    return true;
 }
 
 static void reject_client(int fd) {
@@ -545,8 +557,6 @@ static void *worker_main(void *arg) {
         uint64_t work0 = w->stats.commands + w->stats.forwarded_in;
         unsigned n = drain_cqes(w, woke + ns_to_ticks((uint64_t)CONFIG_GET(io_iteration_budget_us) * 1000));
         w->stats.completions += n;
-        unsigned listen_gen = __atomic_load_n(&rk_config_listen_gen, __ATOMIC_ACQUIRE);
-        if (RK_UNLIKELY(listen_gen != w->listen_gen)) relisten(w, listen_gen);
         w->last_cqes = n;
         bool got = xshard_poll(w);
         if (got) w->last_peer_ms = w->now_ms;
@@ -572,7 +582,10 @@ static void *worker_main(void *arg) {
             saving |= lazyfree_step(&w->shard);   /* FLUSH... ASYNC: a slice more */
         xshard_flush(w);
         clients_evict_iteration(w);   /* maxmemory-clients: victims close in the sends' pass */
-        client_flush_sends(w);
+        /* after every place a CONFIG SET may have run, before its reply leaves */
+        unsigned listen_gen = __atomic_load_n(&rk_config_listen_gen, __ATOMIC_ACQUIRE);
+        if (RK_UNLIKELY(listen_gen != w->listen_gen)) relisten(w, listen_gen);
+        if (RK_LIKELY(!w->listen_settling) || listeners_settled(w)) client_flush_sends(w);
         uint64_t work = w->stats.commands + w->stats.forwarded_in - work0;
         w->iter_cmds_avg = (w->iter_cmds_avg * 7 + work) / 8;
         iteration_account(w, clock_ticks() - woke);
@@ -587,7 +600,7 @@ static int worker_setup(struct worker *w) {
     if (rc) { worker_log(w, "io_uring_queue_init", -rc); return -1; }
     rc = ring_buffers_setup(w);
     if (rc) { worker_log(w, "provided buffers", -rc); return -1; }
-    w->listen_gen = __atomic_load_n(&rk_config_listen_gen, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&w->listen_gen, __atomic_load_n(&rk_config_listen_gen, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
     if (listen_open(&w->listeners, rk_config.bind, rk_config.port, LISTEN_SHARED) != 0) return -1;
     if (w->id == 0 && rk_config.unixsocket &&
         (w->unix_fd = listen_unix(rk_config.unixsocket, (unsigned)rk_config.unixsocketperm)) < 0)

@@ -209,8 +209,8 @@ static bool answers(int port)
     return ok;
 }
 
-/* Connections to port are refused, once every thread has seen the change
- * (bounded polling: the reply to CONFIG SET wakes them, it does not wait). */
+/* Connections to port are refused (polled, bounded, though CONFIG SET's
+ * reply now waits for every thread: test_move_refuses_at_once checks that). */
 static void expect_refused(int port)
 {
     for (int i = 0; i < 500; i++) {
@@ -268,6 +268,32 @@ static void test_listeners_move(void **state)
     assert_int_equal(access(sock, F_OK), -1);   /* the socket file goes with the server */
 }
 
+/* CONFIG SET's reply leaves only once every thread has moved: a client
+ * that connects right after it is refused on the old port at the first
+ * try, never accepted by a thread still listening there (and then reset).
+ * Each round moves the port and tries at once, many times over. */
+static void test_move_refuses_at_once(void **state)
+{
+    (void)state;
+    struct server s;
+    assert_int_equal(server_start(&s, NULL), 0);
+    int port = s.port;
+    redisContext *c = redisConnect("127.0.0.1", port);
+    assert_true(c && !c->err);
+    for (int round = 0; round < 100; round++) {
+        int next = loopback_port(NULL);
+        OK(c, "CONFIG SET port %d", next);
+        redisContext *old = redisConnect("127.0.0.1", port);
+        bool refused = old && old->err;
+        if (old) redisFree(old);
+        if (!refused) h_fail("round %d: port %d took a connection after CONFIG SET port %d", round, port, next);
+        assert_true(answers(next));
+        port = next;
+    }
+    redisFree(c);
+    assert_int_equal(server_stop(&s), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -277,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_port_free_after_stop),
         cmocka_unit_test(test_stop_with_many_clients),
         cmocka_unit_test(test_listeners_move),
+        cmocka_unit_test(test_move_refuses_at_once),
     };
     int rc = cmocka_run_group_tests_name("listen", tests, h_group_setup, h_group_teardown);
     rc += cmocka_run_group_tests_name("restart", restart_tests, NULL, NULL);
