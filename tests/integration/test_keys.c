@@ -547,7 +547,10 @@ static void test_object(void **state)
     INT(c, 1, "OBJECT REFCOUNT small");
     OK(c, "CONFIG SET maxmemory 0");
     OK(c, "CONFIG SET maxmemory-policy noeviction");
-    INT(c, 0, "OBJECT IDLETIME s");
+    redisReply *idle = cmd(c, "OBJECT IDLETIME s");   /* whole seconds: 1 if one began since the SET */
+    assert_int_equal(idle->type, REDIS_REPLY_INTEGER);
+    assert_in_range(idle->integer, 0, 1);
+    freeReplyObject(idle);
     NIL(c, "OBJECT IDLETIME nosuch");
     ERR(c, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
            "that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
