@@ -246,7 +246,10 @@ void ring_enter_min_wait(struct worker *w, struct __kernel_timespec *ts, unsigne
     /* Every completion but a send may be a receive holding one of the
      * ring's buffers until we return: waiting for more than half of them
      * would run the ring dry (-ENOBUFS for the rest, each re-armed and
-     * submitted with the next wait, which then waits for more still). */
+     * submitted with the next wait, which then waits for more still).
+     * Even half is not a hard bound: the kernel runs up to nr items of
+     * deferred task work after submitting and up to nr again before its
+     * wait checks the ring (docs/ARCHITECTURE.md §2). */
     unsigned most = w->nbufs / 2 > BATCH_WAIT_NR ? w->nbufs / 2 : BATCH_WAIT_NR;
     if (nr > most) nr = most;
     syscall(__NR_io_uring_enter, w->ring_fd, to_submit, nr,
