@@ -171,36 +171,28 @@ static int touch_keys(redisContext *c, const char *fmt, int n, int every, int ti
     return found;
 }
 
+/* OBJECT IDLETIME or FREQ of key, an integer or the test fails. */
+static long long object_figure(redisContext *c, const char *what, const char *key)
+{
+    redisReply *r = cmd(c, "OBJECT %s %s", what, key);
+    if (r->type != REDIS_REPLY_INTEGER) {
+        char *s = reply_repr(r);
+        fail_msg("OBJECT %s %s: %s", what, key, s);
+    }
+    long long v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+#define object_freq(c, key) object_figure(c, "FREQ", key)
+
 /* OBJECT IDLETIME: LRU stamps count whole seconds (Redis's LRU clock
  * does too), so a key used just before a second begins reads 1 right
  * after. A key just used reads at most 1, and one left alone is told
  * from it only after 2 s. */
 #define IDLE_APART_MS 2200
-static long long object_idle(redisContext *c, const char *key)
-{
-    redisReply *r = cmd(c, "OBJECT IDLETIME %s", key);
-    if (r->type != REDIS_REPLY_INTEGER) {
-        char *s = reply_repr(r);
-        fail_msg("OBJECT IDLETIME %s: %s", key, s);
-    }
-    long long v = r->integer;
-    freeReplyObject(r);
-    return v;
-}
+#define object_idle(c, key) object_figure(c, "IDLETIME", key)
 #define ASSERT_JUST_USED(c, key) assert_in_range(object_idle(c, key), 0, 1)
 #define ASSERT_LEFT_ALONE(c, key) assert_true(object_idle(c, key) >= 2)
-
-static long long object_freq(redisContext *c, const char *key)
-{
-    redisReply *r = cmd(c, "OBJECT FREQ %s", key);
-    if (r->type != REDIS_REPLY_INTEGER) {
-        char *s = reply_repr(r);
-        fail_msg("OBJECT FREQ %s: %s", key, s);
-    }
-    long long v = r->integer;
-    freeReplyObject(r);
-    return v;
-}
 
 /* Per-test setup: fresh connection, no limit, no events, FLUSHALL. */
 static int setup(void **state)
