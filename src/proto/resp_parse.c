@@ -356,16 +356,19 @@ enum resp_status resp_parse(struct resp_parser *p, const char *buf, size_t len, 
     return parse_inline(p, buf, len, consumed);
 }
 
+/* The bulk string header at *pos, if whole in buf: its length in *l,
+ * *pos moved past it. */
+static bool peek_bulk_header(const char *buf, size_t len, size_t *pos, long long *l) {
+    return *pos < len && buf[*pos] == '$' && fast_header(buf, len, *pos, l, pos);
+}
+
 bool resp_peek_arg1(const char *buf, size_t len, struct slice *arg) {
     long long n, l;
     size_t pos = 0;
     if (len == 0 || buf[0] != '*' || !fast_header(buf, len, 0, &n, &pos) || n < 2) return false;
-    /* the command's name, skipped */
-    if (pos >= len || buf[pos] != '$' || !fast_header(buf, len, pos, &l, &pos)) return false;
-    if ((unsigned long long)l + 2 > len - pos) return false;
-    pos += (size_t)l + 2;
-    if (pos >= len || buf[pos] != '$' || !fast_header(buf, len, pos, &l, &pos)) return false;
-    if ((unsigned long long)l > len - pos) return false;
+    if (!peek_bulk_header(buf, len, &pos, &l) || (unsigned long long)l + 2 > len - pos) return false;
+    pos += (size_t)l + 2;   /* the command's name, skipped */
+    if (!peek_bulk_header(buf, len, &pos, &l) || (unsigned long long)l > len - pos) return false;
     *arg = (struct slice){ buf + pos, (size_t)l };
     return true;
 }

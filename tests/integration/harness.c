@@ -44,17 +44,24 @@ long long h_now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-bool h_log_has(const struct server *s, const char *text)
+char *h_read_file(const char *path, size_t *len)
 {
-    FILE *fp = fopen(s->log, "r");
-    if (!fp) return false;
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
     char *all = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&all, &len);
+    size_t n_all = 0;
+    FILE *mem = open_memstream(&all, &n_all);
     char chunk[4096];
     for (size_t n; (n = fread(chunk, 1, sizeof chunk, fp)) > 0;) fwrite(chunk, 1, n, mem);
-    fclose(mem);
+    fclose(mem);   /* NUL-terminates all */
     fclose(fp);
+    if (len) *len = n_all;
+    return all;
+}
+
+bool h_log_has(const struct server *s, const char *text)
+{
+    char *all = h_read_file(s->log, NULL);
     bool found = all && strstr(all, text) != NULL;
     free(all);
     return found;

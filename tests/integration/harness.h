@@ -211,6 +211,9 @@ unsigned h_key_slot(const char *key, size_t len);
 void h_two_shard_keys(const char *prefix, char *a, char *b);
 long long h_now_ms(void);
 void h_sleep_ms(long ms);
+/* A file's whole contents, NUL-terminated (malloc'd; *len its length
+ * when len is not NULL); NULL if it cannot be opened. */
+char *h_read_file(const char *path, size_t *len);
 /* Whether the server's log (its stdout and stderr, s->log) holds text. */
 bool h_log_has(const struct server *s, const char *text);
 

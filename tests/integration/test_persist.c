@@ -774,18 +774,6 @@ static void test_aof_truncated(void **state) {
     assert_int_equal(server_stop(&a), 0);
 }
 
-/* The server's log, whole (NULL if there is none). */
-static char *log_text(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    struct rbuf b = { 0 };
-    char chunk[4096];
-    for (size_t n; (n = fread(chunk, 1, sizeof chunk, f)) > 0;) rbuf_append(&b, chunk, n);
-    fclose(f);
-    rbuf_append(&b, "", 1);   /* a string */
-    return b.buf;
-}
-
 /* PING answers -LOADING: the server is up and its load is not over. */
 static bool answers_loading(int port) {
     redisContext *p = redisConnect("127.0.0.1", port);
@@ -851,7 +839,7 @@ static void test_aof_load_stopped_by_sigterm(void **state) {
         kill(pid, SIGKILL);
         waitpid(pid, &st, 0);
     }
-    char *text = log_text(log);
+    char *text = h_read_file(log, NULL);
     if (!loading || !exited || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || !text ||
         !strstr(text, "Received SIGTERM scheduling shutdown...") || strstr(text, "Ready to accept connections"))
         h_fail("loading %d, exited %d, status %d; log:\n%s", loading, exited, st, text ? text : "(none)");

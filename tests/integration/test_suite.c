@@ -25,18 +25,11 @@ static const char *const suite[] = {
 
 struct run { int status; char *out; char *err; };
 
+/* The file's contents ("" when it cannot be read). */
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = malloc((size_t)(n > 0 ? n : 0) + 1);
-    size_t got = fread(p, 1, (size_t)(n > 0 ? n : 0), f);
-    p[got] = 0;
-    fclose(f);
-    return p;
+    char *p = h_read_file(path, NULL);
+    return p ? p : strdup("");
 }
 
 /* Run a shell command line with a time limit, stdin from /dev/null. */

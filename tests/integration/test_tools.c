@@ -14,17 +14,11 @@
 
 struct run { int status; char *out; size_t outlen; char *err; };
 
+/* The file's contents and length ("" when it cannot be read). */
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) { *len = 0; return strdup(""); }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = malloc((size_t)n + 1);
-    *len = fread(p, 1, (size_t)n, f);
-    p[*len] = 0;
-    fclose(f);
+    char *p = h_read_file(path, len);
+    if (!p) { *len = 0; p = strdup(""); }
     return p;
 }
 
