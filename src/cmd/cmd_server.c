@@ -167,6 +167,15 @@ static void info_stats_section(struct cmd_ctx *c, struct rbuf *out, const char *
     rbuf_append(out, "\r\n", 2);
 }
 
+/* ",NAME_250us=N,NAME_1ms=N,...": counts of iterations over each step. */
+static void info_slow_steps(struct rbuf *out, const char *name, const uint64_t *over) {
+    for (int k = 0; k < ITERATION_SLOW_STEPS; k++) {
+        unsigned us = iteration_slow_us[k];
+        if (us % 1000) rbuf_printf(out, ",%s_%uus=%llu", name, us, (unsigned long long)over[k]);
+        else rbuf_printf(out, ",%s_%ums=%llu", name, us / 1000, (unsigned long long)over[k]);
+    }
+}
+
 #define P(...) do { int n_ = snprintf(line, sizeof line, __VA_ARGS__); rbuf_append(&out, line, (size_t)n_ < sizeof line ? (size_t)n_ : sizeof line - 1); } while (0)
 
 void cmd_info(struct cmd_ctx *c) {
@@ -265,11 +274,10 @@ void cmd_info(struct cmd_ctx *c) {
               (unsigned long long)s->enobufs, (unsigned long long)s->buffer_trims,
               (unsigned long long)s->iterations, (unsigned long long)(ticks_to_ns(s->iteration_max_ticks) / 1000),
               __atomic_load_n(&srv.workers[i].batch_wait_us, __ATOMIC_RELAXED));
-            for (int k = 0; k < ITERATION_SLOW_STEPS; k++) {
-                unsigned us = iteration_slow_us[k];
-                if (us % 1000) P(",iterations_over_%uus=%llu", us, (unsigned long long)s->iterations_over[k]);
-                else P(",iterations_over_%ums=%llu", us / 1000, (unsigned long long)s->iterations_over[k]);
-            }
+            info_slow_steps(&out, "iterations_over", s->iterations_over);
+            P(",iterations_cpu_measured=%llu,iteration_max_cpu_us=%llu",
+              (unsigned long long)s->iterations_cpu_measured, (unsigned long long)(s->iteration_max_cpu_ns / 1000));
+            info_slow_steps(&out, "iterations_cpu_over", s->iterations_cpu_over);
             P("\r\n");
         }
         P("\r\n");

@@ -538,13 +538,39 @@ static void worker_evict(struct worker *w) {
 const unsigned iteration_slow_us[ITERATION_SLOW_STEPS] = { 250, 1000, 2000, 8000 };
 static uint64_t iteration_slow_ticks;   /* the first step, in clock ticks (server_start) */
 
-/* One iteration's work took `ticks`. Only the long ones are converted. */
-static void iteration_account(struct worker *w, uint64_t ticks) {
+/* The thread's own CPU clock, in nanoseconds. Unlike clock_ticks() it is a
+ * system call, so it is read only in the few iterations after a long one
+ * (ITERATION_CPU_WATCH): under sustained load every iteration is
+ * measured, under light load none. */
+#define ITERATION_CPU_WATCH 8
+static uint64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void count_slow_steps(uint64_t us, uint64_t *over) {
+    for (int i = 0; i < ITERATION_SLOW_STEPS && us > iteration_slow_us[i]; i++) over[i]++;
+}
+
+/* One iteration's work took `ticks`; cpu0 is the thread's CPU clock at its
+ * start, or 0 if not read. Only the long ones are converted, and only
+ * their CPU time read: a long iteration that ran for much less is one the
+ * machine held up (the host or another task had the CPU), not the server. */
+static void iteration_account(struct worker *w, uint64_t ticks, uint64_t cpu0) {
     w->stats.iterations++;
+    if (w->cpu_watch) w->cpu_watch--;
     if (ticks > w->stats.iteration_max_ticks) w->stats.iteration_max_ticks = ticks;
     if (RK_LIKELY(ticks <= iteration_slow_ticks)) return;
+    w->cpu_watch = ITERATION_CPU_WATCH;
     uint64_t us = ticks_to_ns(ticks) / 1000;
-    for (int i = 0; i < ITERATION_SLOW_STEPS && us > iteration_slow_us[i]; i++) w->stats.iterations_over[i]++;
+    if (us <= iteration_slow_us[0]) return;   /* under the first step once rounded */
+    count_slow_steps(us, w->stats.iterations_over);
+    if (!cpu0) return;
+    uint64_t cpu = thread_cpu_ns() - cpu0;
+    w->stats.iterations_cpu_measured++;
+    if (cpu > w->stats.iteration_max_cpu_ns) w->stats.iteration_max_cpu_ns = cpu;
+    count_slow_steps(cpu / 1000, w->stats.iterations_cpu_over);
 }
 
 static void *worker_main(void *arg) {
@@ -552,6 +578,7 @@ static void *worker_main(void *arg) {
     rk_arena = &w->shard.arena;
     while (!atomic_load_explicit(&srv.shutdown, memory_order_relaxed)) {
         uint64_t woke = clock_ticks();
+        uint64_t cpu0 = w->cpu_watch ? thread_cpu_ns() : 0;
         w->now_ms = (long long)mstime_now();
         worker_evict(w);
         uint64_t work0 = w->stats.commands + w->stats.forwarded_in;
@@ -588,7 +615,7 @@ static void *worker_main(void *arg) {
         if (RK_LIKELY(!w->listen_settling) || listeners_settled(w)) client_flush_sends(w);
         uint64_t work = w->stats.commands + w->stats.forwarded_in - work0;
         w->iter_cmds_avg = (w->iter_cmds_avg * 7 + work) / 8;
-        iteration_account(w, clock_ticks() - woke);
+        iteration_account(w, clock_ticks() - woke, cpu0);
         submit_and_wait(w, saving || w->cqes_left || (got && !xshard_inbox_empty(w)));
     }
     return NULL;

@@ -911,6 +911,35 @@ static long long thread_figure(redisContext *c, const char *name, bool most)
     return out;
 }
 
+/* A long iteration is counted on the wall clock and, when it comes soon
+ * after another long one, on the thread's own CPU clock, which tells the
+ * server's work from time the machine gave to others. DEBUG SLEEP holds
+ * the loop without using the CPU, as a host stealing it would: its
+ * iterations are long on the wall only. A busy script is long on both.
+ * Each command follows a sleep of the same connection, a round trip (an
+ * iteration or two) after it, so it is measured. */
+static void test_iteration_cpu_clock(void **state)
+{
+    SKIP_ON_REDIS();   /* ringkv's own figures */
+    redisContext *c = FIX(state)->c;
+    long long wall0 = thread_figure(c, "iterations_over_8ms", false);
+    long long measured0 = thread_figure(c, "iterations_cpu_measured", false);
+    long long cpu0 = thread_figure(c, "iterations_cpu_over_2ms", false);
+    for (int i = 0; i < 4; i++) OK(c, "DEBUG SLEEP 0.01");
+    long long wall = thread_figure(c, "iterations_over_8ms", false) - wall0;
+    long long measured = thread_figure(c, "iterations_cpu_measured", false) - measured0;
+    if (wall < 4) h_fail("4 sleeps of 10 ms made %lld iterations over 8 ms", wall);
+    if (measured < 3) h_fail("of 4 sleeps back to back, %lld were measured on the CPU clock", measured);
+    assert_int_equal(thread_figure(c, "iterations_cpu_over_2ms", false), cpu0);
+
+    /* tens of millions of steps: far over 2 ms of CPU on any machine */
+    INT(c, 20000000, "EVAL %s 0", "local i = 0 while i < 20000000 do i = i + 1 end return i");
+    OK(c, "DEBUG SLEEP 0.01");
+    INT(c, 20000000, "EVAL %s 0", "local i = 0 while i < 20000000 do i = i + 1 end return i");
+    assert_true(thread_figure(c, "iterations_cpu_over_2ms", false) - cpu0 >= 1);
+    assert_true(thread_figure(c, "iteration_max_cpu_us", true) > 2000);
+}
+
 /* The minimum wait that gathers requests (ring_batch_wait_us) follows how
  * often each client talks: one client going round alone keeps it small;
  * many connections going round in turn, each waiting for the others, make
@@ -1226,6 +1255,7 @@ int main(void)
         cmocka_unit_test_setup(test_client_basics, h_flushall),
         cmocka_unit_test_setup(test_idle_output_buffer, h_flushall),
         cmocka_unit_test_setup(test_batch_wait_follows_connections, h_flushall),
+        cmocka_unit_test_setup(test_iteration_cpu_clock, h_flushall),
         cmocka_unit_test_setup(test_many_connections_keep_buffers, h_flushall),
         cmocka_unit_test_setup(test_many_connections_keep_buffers_sliced, h_flushall),
         cmocka_unit_test_setup(test_client_kill, h_flushall),
