@@ -41,6 +41,9 @@ SKIP_MEM=${SKIP_MEM:-0}
 SKIP_IDLE=${SKIP_IDLE:-0}
 IDLE_SETTLE=${IDLE_SETTLE:-3}
 SKIP_REDIS=${SKIP_REDIS:-0}
+# FLOOR=1: run bench/floor_server.c too (answers +OK, keeps nothing: the
+# kernel's TCP and io_uring cost per request, under which no server goes)
+FLOOR=${FLOOR:-0}
 OUT=${OUT:-$ROOT/bench/RESULTS.md}
 WORK=$(mktemp -d /tmp/ringkv-bench.XXXXXX)
 KEEP_WORK=${KEEP_WORK:-0}
@@ -100,6 +103,11 @@ for t in $RINGKV_THREADS; do
     [ "$t" = 1 ] && [ "$SKIP_REDIS" != 1 ] && KINDS="$KINDS redis"
 done
 case " $KINDS " in *" redis "*) ;; *) [ "$SKIP_REDIS" = 1 ] || KINDS="$KINDS redis" ;; esac
+if [ "$FLOOR" = 1 ]; then
+    FLOOR_BIN=$WORK/floor_server
+    gcc -O2 -std=c17 -Wall -Wextra -Werror -o "$FLOOR_BIN" "$ROOT/bench/floor_server.c" -luring
+    KINDS="$KINDS floor"
+fi
 
 started=$(date +%s)
 if [ "$SKIP_THROUGHPUT" != 1 ]; then

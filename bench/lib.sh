@@ -28,20 +28,23 @@ check_affinity() {
 # "--maxclients 16448"; split on spaces), empty by default.
 SERVER_EXTRA=${SERVER_EXTRA:-}
 
-# cmdline_for KIND: the server command as the results show it (KIND: redis | ringkv-tN)
+# cmdline_for KIND: the server command as the results show it (KIND: redis |
+# ringkv-tN | floor, bench/floor_server.c built as FLOOR_BIN)
 cmdline_for() {
     case "$1" in
         redis) echo "taskset -c $SERVER_CPU $REDIS --port PORT --bind 127.0.0.1 --save \"\" --appendonly no${SERVER_EXTRA:+ $SERVER_EXTRA}" ;;
         ringkv-t*) echo "taskset -c $SERVER_CPU $RINGKV --port PORT --bind 127.0.0.1 --threads ${1#ringkv-t} --save \"\"${SERVER_EXTRA:+ $SERVER_EXTRA}" ;;
+        floor) echo "taskset -c $SERVER_CPU floor_server PORT" ;;
         *) die "unknown server kind $1" ;;
     esac
 }
 
 # wait_ready NAME LOG: wait until the server SERVER_PID answers PING on PORT
 wait_ready() {
-    local i
+    local i want=PONG
+    [ "$1" != floor ] || want=OK   # it answers +OK to everything
     for i in $(seq 1 200); do
-        if "$CLI" -p "$PORT" ping 2>/dev/null | grep -q PONG; then return 0; fi
+        if "$CLI" -p "$PORT" ping 2>/dev/null | grep -q "$want"; then return 0; fi
         kill -0 "$SERVER_PID" 2>/dev/null || { cat "$2" >&2; die "$1 exited at startup"; }
         sleep 0.05
     done
@@ -61,6 +64,7 @@ start_server() {
         # shellcheck disable=SC2086
         ringkv-t*) taskset -c "$SERVER_CPU" "$RINGKV" --port "$PORT" --bind 127.0.0.1 --threads "${kind#ringkv-t}" --save "" \
                    $SERVER_EXTRA >"$WORK/$kind.log" 2>&1 & ;;
+        floor) taskset -c "$SERVER_CPU" "$FLOOR_BIN" "$PORT" >"$WORK/$kind.log" 2>&1 & ;;
     esac
     SERVER_PID=$!
     wait_ready "$kind" "$WORK/$kind.log"
