@@ -251,12 +251,17 @@ struct worker_stats {
      * long the thread kept every one of its clients waiting */
     uint64_t iterations, iteration_max_ticks;
     uint64_t iterations_over[ITERATION_SLOW_STEPS];   /* longer than iteration_slow_us[i] */
-    /* ...and how much of that the thread itself ran (its CPU clock, which
-     * leaves out time the CPU was given to another task or, in a virtual
-     * machine, stolen by the host), for the long iterations measured:
-     * those soon after another long one (worker.c) */
-    uint64_t iterations_cpu_measured, iteration_max_cpu_ns;
-    uint64_t iterations_cpu_over[ITERATION_SLOW_STEPS];
+};
+
+/* ...and how much of that the thread itself ran (its CPU clock, which
+ * leaves out time the CPU was given to another task or, in a virtual
+ * machine, stolen by the host), for the long iterations measured: while
+ * the latency monitor is on, those soon after another long one (worker.c).
+ * Apart from worker_stats, at the end of the worker: they are seldom
+ * written, and the hot fields keep their places. */
+struct iteration_cpu_stats {
+    uint64_t measured, max_ns;
+    uint64_t over[ITERATION_SLOW_STEPS];
 };
 
 /* A receive ahead in the completion ring, at ring position pos, whose
@@ -350,7 +355,6 @@ struct worker {
     long long last_peer_ms;        /* last iteration that exchanged messages with another worker */
     long long next_deadline_ms;    /* earliest timeout of a blocked client, LLONG_MAX if none */
     struct worker_stats stats;
-    unsigned cpu_watch;              /* iterations left whose CPU time is read (iteration_account) */
     bool stop;
     /* client eviction (maxmemory-clients, io/output.c) */
     size_t cev_limit;               /* the limit in bytes as of this iteration (0: off) */
@@ -359,6 +363,8 @@ struct worker {
     struct client *cev_head[CEV_BUCKETS], *cev_tail[CEV_BUCKETS];   /* evictable clients by size */
     uint32_t cev_nonempty;          /* bit b: cev_head[b] is not empty */
     bool cev_stuck;                 /* over the limit with nobody evictable anywhere (logged once) */
+    unsigned cpu_watch;             /* iterations left whose CPU time is read (iteration_account) */
+    struct iteration_cpu_stats iteration_cpu;
 };
 
 struct server {

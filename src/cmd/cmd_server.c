@@ -87,6 +87,7 @@ static void reset_stats(void) {
         struct worker *w = &srv.workers[i];
         struct worker_stats gauges = w->stats;
         memset(&w->stats, 0, sizeof w->stats);
+        memset(&w->iteration_cpu, 0, sizeof w->iteration_cpu);
         w->stats.connected = gauges.connected;
         w->stats.blocked_clients = gauges.blocked_clients;
         w->stats.blocked_timeout = gauges.blocked_timeout;
@@ -275,9 +276,10 @@ void cmd_info(struct cmd_ctx *c) {
               (unsigned long long)s->iterations, (unsigned long long)(ticks_to_ns(s->iteration_max_ticks) / 1000),
               __atomic_load_n(&srv.workers[i].batch_wait_us, __ATOMIC_RELAXED));
             info_slow_steps(&out, "iterations_over", s->iterations_over);
+            const struct iteration_cpu_stats *cs = &srv.workers[i].iteration_cpu;
             P(",iterations_cpu_measured=%llu,iteration_max_cpu_us=%llu",
-              (unsigned long long)s->iterations_cpu_measured, (unsigned long long)(s->iteration_max_cpu_ns / 1000));
-            info_slow_steps(&out, "iterations_cpu_over", s->iterations_cpu_over);
+              (unsigned long long)cs->measured, (unsigned long long)(cs->max_ns / 1000));
+            info_slow_steps(&out, "iterations_cpu_over", cs->over);
             P("\r\n");
         }
         P("\r\n");

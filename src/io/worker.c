@@ -539,9 +539,9 @@ const unsigned iteration_slow_us[ITERATION_SLOW_STEPS] = { 250, 1000, 2000, 8000
 static uint64_t iteration_slow_ticks;   /* the first step, in clock ticks (server_start) */
 
 /* The thread's own CPU clock, in nanoseconds. Unlike clock_ticks() it is a
- * system call, so it is read only in the few iterations after a long one
- * (ITERATION_CPU_WATCH): under sustained load every iteration is
- * measured, under light load none. */
+ * system call, so it is read only while the latency monitor is on, and then
+ * only in the few iterations after a long one (ITERATION_CPU_WATCH): under
+ * sustained load every iteration is measured, under light load none. */
 #define ITERATION_CPU_WATCH 8
 static uint64_t thread_cpu_ns(void) {
     struct timespec ts;
@@ -562,15 +562,16 @@ static void iteration_account(struct worker *w, uint64_t ticks, uint64_t cpu0) {
     if (w->cpu_watch) w->cpu_watch--;
     if (ticks > w->stats.iteration_max_ticks) w->stats.iteration_max_ticks = ticks;
     if (RK_LIKELY(ticks <= iteration_slow_ticks)) return;
-    w->cpu_watch = ITERATION_CPU_WATCH;
+    w->cpu_watch = latency_monitor_on() ? ITERATION_CPU_WATCH : 0;
     uint64_t us = ticks_to_ns(ticks) / 1000;
     if (us <= iteration_slow_us[0]) return;   /* under the first step once rounded */
     count_slow_steps(us, w->stats.iterations_over);
     if (!cpu0) return;
     uint64_t cpu = thread_cpu_ns() - cpu0;
-    w->stats.iterations_cpu_measured++;
-    if (cpu > w->stats.iteration_max_cpu_ns) w->stats.iteration_max_cpu_ns = cpu;
-    count_slow_steps(cpu / 1000, w->stats.iterations_cpu_over);
+    struct iteration_cpu_stats *st = &w->iteration_cpu;
+    st->measured++;
+    if (cpu > st->max_ns) st->max_ns = cpu;
+    count_slow_steps(cpu / 1000, st->over);
 }
 
 static void *worker_main(void *arg) {

@@ -911,9 +911,10 @@ static long long thread_figure(redisContext *c, const char *name, bool most)
     return out;
 }
 
-/* A long iteration is counted on the wall clock and, when it comes soon
- * after another long one, on the thread's own CPU clock, which tells the
- * server's work from time the machine gave to others. DEBUG SLEEP holds
+/* A long iteration is counted on the wall clock and, while the latency
+ * monitor is on and it comes soon after another long one, on the thread's
+ * own CPU clock, which tells the server's work from time the machine gave
+ * to others. DEBUG SLEEP holds
  * the loop without using the CPU, as a host stealing it would: its
  * iterations are long on the wall only. A busy script is long on both.
  * Each command follows a sleep of the same connection, a round trip (an
@@ -922,8 +923,15 @@ static void test_iteration_cpu_clock(void **state)
 {
     SKIP_ON_REDIS();   /* ringkv's own figures */
     redisContext *c = FIX(state)->c;
-    long long wall0 = thread_figure(c, "iterations_over_8ms", false);
     long long measured0 = thread_figure(c, "iterations_cpu_measured", false);
+    OK(c, "DEBUG SLEEP 0.01");   /* with the monitor off, not measured */
+    OK(c, "DEBUG SLEEP 0.01");
+    assert_int_equal(thread_figure(c, "iterations_cpu_measured", false), measured0);
+
+    OK(c, "CONFIG SET latency-monitor-threshold 1000");
+    OK(c, "DEBUG SLEEP 0.01");
+    long long wall0 = thread_figure(c, "iterations_over_8ms", false);
+    measured0 = thread_figure(c, "iterations_cpu_measured", false);
     long long cpu0 = thread_figure(c, "iterations_cpu_over_2ms", false);
     for (int i = 0; i < 4; i++) OK(c, "DEBUG SLEEP 0.01");
     long long wall = thread_figure(c, "iterations_over_8ms", false) - wall0;
@@ -938,6 +946,7 @@ static void test_iteration_cpu_clock(void **state)
     INT(c, 20000000, "EVAL %s 0", "local i = 0 while i < 20000000 do i = i + 1 end return i");
     assert_true(thread_figure(c, "iterations_cpu_over_2ms", false) - cpu0 >= 1);
     assert_true(thread_figure(c, "iteration_max_cpu_us", true) > 2000);
+    OK(c, "CONFIG SET latency-monitor-threshold 0");
 }
 
 /* The minimum wait that gathers requests (ring_batch_wait_us) follows how
