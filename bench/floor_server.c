@@ -14,6 +14,10 @@
  * server built on them can go under.
  *
  *   floor_server PORT
+ *   floor_server --port PORT [--batch N] [--min-wait-us US] [other ringkv/redis options, ignored]
+ *
+ * --batch and --min-wait-us (32 and 1000) set the wait, to see how far
+ * batching alone moves the floor.
  */
 #define _GNU_SOURCE
 #include <liburing.h>
@@ -31,8 +35,7 @@
 
 #define NBUFS 1024
 #define BUF_SIZE 4096
-#define BATCH 32
-#define MIN_WAIT_US 1000
+static unsigned batch = 32, min_wait_us = 1000;
 #define MAX_PIPELINE 256
 
 enum { UD_ACCEPT = 1, UD_RECV = 2, UD_SEND = 3 };
@@ -67,9 +70,9 @@ static void send_ok(int fd, unsigned n) {
     io_uring_sqe_set_data64(sqe, UD(UD_SEND, fd));
 }
 
-/* One io_uring_enter: submit, then gather up to BATCH new completions (the
+/* One io_uring_enter: submit, then gather up to `batch` new completions (the
  * sends submitted complete at once and do not count) for at most
- * MIN_WAIT_US, then return with what arrived. liburing 2.3 has no field for
+ * min_wait_us, then return with what arrived. liburing 2.3 has no field for
  * the minimum wait, so the SQ is published and the syscall made here, as
  * ringkv's ring.c does. */
 struct getevents_arg_min { uint64_t sigmask; uint32_t sigmask_sz, min_wait_usec; uint64_t ts; };
@@ -80,16 +83,22 @@ static void submit_and_wait(void) {
         io_uring_smp_store_release(sq->ktail, sq->sqe_tail);
     }
     unsigned to_submit = sq->sqe_tail - io_uring_smp_load_acquire(sq->khead);
-    unsigned nr = BATCH + to_submit;
+    unsigned nr = batch + to_submit;
     if (nr > NBUFS / 2) nr = NBUFS / 2;
     struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 100 * 1000 * 1000 };
-    struct getevents_arg_min arg = { 0, _NSIG / 8, MIN_WAIT_US, (uint64_t)(uintptr_t)&ts };
+    struct getevents_arg_min arg = { 0, _NSIG / 8, min_wait_us, (uint64_t)(uintptr_t)&ts };
     syscall(__NR_io_uring_enter, ring.ring_fd, to_submit, nr, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
             &arg, sizeof arg);
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) { fprintf(stderr, "usage: floor_server PORT\n"); return 2; }
+    const char *port = argc == 2 ? argv[1] : NULL;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--port")) port = argv[i + 1];
+        else if (!strcmp(argv[i], "--batch")) batch = (unsigned)atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--min-wait-us")) min_wait_us = (unsigned)atoi(argv[i + 1]);
+    }
+    if (!port || !batch) { fprintf(stderr, "usage: floor_server PORT | --port PORT [--batch N] [--min-wait-us US]\n"); return 2; }
     signal(SIGPIPE, SIG_IGN);
     for (int i = 0; i < MAX_PIPELINE; i++) memcpy(replies + i * 5, "+OK\r\n", 5);
     struct io_uring_params p = { .flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
@@ -107,7 +116,7 @@ int main(int argc, char **argv) {
 
     int lfd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
     setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[1])),
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     if (bind(lfd, (struct sockaddr *)&a, sizeof a) || listen(lfd, 65535)) { perror("listen"); return 1; }
     struct io_uring_sqe *sqe = sqe_get();
