@@ -914,17 +914,18 @@ static long long thread_figure(redisContext *c, const char *name, bool most)
 /* A long iteration is counted on the wall clock and, while the latency
  * monitor is on and it comes soon after another long one, on the thread's
  * own CPU clock, which tells the server's work from time the machine gave
- * to others. DEBUG SLEEP holds
- * the loop without using the CPU, as a host stealing it would: its
- * iterations are long on the wall only. A busy script is long on both.
- * Each command follows a sleep of the same connection, a round trip (an
- * iteration or two) after it, so it is measured. */
+ * to others. DEBUG SLEEP holds the loop without using the CPU, as a host
+ * stealing it would: its iterations are long on the wall only. A busy
+ * script is long on both. Each command follows a sleep of the same
+ * connection, a round trip (an iteration or two) after it, so it is
+ * measured. */
 static void test_iteration_cpu_clock(void **state)
 {
     SKIP_ON_REDIS();   /* ringkv's own figures */
     redisContext *c = FIX(state)->c;
+    OK(c, "DEBUG SLEEP 0.01");   /* long, with the monitor off: no iteration after it is watched */
     long long measured0 = thread_figure(c, "iterations_cpu_measured", false);
-    OK(c, "DEBUG SLEEP 0.01");   /* with the monitor off, not measured */
+    OK(c, "DEBUG SLEEP 0.01");
     OK(c, "DEBUG SLEEP 0.01");
     assert_int_equal(thread_figure(c, "iterations_cpu_measured", false), measured0);
 
