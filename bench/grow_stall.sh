@@ -50,7 +50,12 @@ TICK=$(getconf CLK_TCK)
 # steal_ticks: time the hypervisor gave SERVER_CPU to others (/proc/stat, field 9)
 steal_ticks() { awk -v c="cpu$SERVER_CPU" '$1 == c { print $9 }' /proc/stat; }
 field() { tr ' ' '\n' <<<"$2" | awk -F= -v k="$1" '$1 == k { print $2 }'; }
-ringkv_figure() { "$CLI" -p "$PORT" info ringkv | tr -d '\r' | tr ',' '\n' | awk -F= -v k="$1" '$1 == k { print $2 }'; }
+# ringkv_figures NAME...: those figures of INFO ringkv (one INFO), joined by |
+ringkv_figures() {
+    "$CLI" -p "$PORT" info ringkv | tr -d '\r' | tr ',' '\n' |
+        awk -F= -v names="$*" 'BEGIN { n = split(names, want, " ") } { v[$1] = $2 }
+            END { for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? "|" : ""), v[want[i]] }'
+}
 
 rows=()
 for round in $(seq 1 "$ROUNDS"); do
@@ -67,11 +72,8 @@ for round in $(seq 1 "$ROUNDS"); do
         us_req=$(awk -v t="$(field server_ticks "$line")" -v hz="$TICK" -v n="$KEYS" 'BEGIN { printf "%.3f", t / hz * 1e6 / n }')
         iter="–|–|–|–|–|–|–|–|–"
         if [ "$kind" != redis ]; then
-            iter=""
-            for f in iteration_max_us iterations_over_1ms iterations_over_2ms iterations_over_8ms iterations \
-                     iterations_over_250us iterations_cpu_measured iteration_max_cpu_us iterations_cpu_over_2ms; do
-                iter+="${iter:+|}$(ringkv_figure $f)"
-            done
+            iter=$(ringkv_figures iteration_max_us iterations_over_1ms iterations_over_2ms iterations_over_8ms iterations \
+                   iterations_over_250us iterations_cpu_measured iteration_max_cpu_us iterations_cpu_over_2ms)
         fi
         log "$kind round $round: $line"
         rows+=("| $kind | $round | $(fmt_rps "$(field rps "$line")") | $(field p50_ms "$line") | $(field p99_ms "$line") | $(field p999_ms "$line") | $(field max_ms "$line") | $us_req | $steal_ms | ${iter//|/ | } |")
