@@ -948,6 +948,10 @@ static void test_iteration_cpu_clock(void **state)
     assert_true(thread_figure(c, "iterations_cpu_over_2ms", false) - cpu0 >= 1);
     assert_true(thread_figure(c, "iteration_max_cpu_us", true) > 2000);
     OK(c, "CONFIG SET latency-monitor-threshold 0");
+    OK(c, "CONFIG RESETSTAT");   /* zeroes them with the other counters */
+    assert_int_equal(thread_figure(c, "iterations_cpu_measured", false), 0);
+    assert_int_equal(thread_figure(c, "iteration_max_cpu_us", true), 0);
+    assert_int_equal(thread_figure(c, "iterations_cpu_over_250us", false), 0);
 }
 
 /* The minimum wait that gathers requests (ring_batch_wait_us) follows how
